@@ -1,0 +1,188 @@
+"""The oracle table: a versioned JSON file, the one artefact the environment trains against.
+
+Everything downstream (env tasks, rewards, evaluation) reads this schema and nothing else, so
+a pick is computed once, here in the oracle package, and carried as data.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+SCHEMA_VERSION = 1
+"""Bumped on any change that an older reader would misinterpret."""
+
+MODEL_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
+"""What a model id may look like: it is what the router writes inside `<route>…</route>`."""
+
+
+class TableError(ValueError):
+    """A table file that cannot be read: the message names the file and the problem."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PoolModel(_Strict):
+    """One candidate model of the pool."""
+
+    id: str = Field(pattern=MODEL_ID_PATTERN)
+    """Stable id, what the router outputs (lowercase, e.g. `claude-opus-4.6`)."""
+    name: str
+    """Human-readable display name (e.g. `Claude Opus 4.6`)."""
+    runs: list[str] = Field(min_length=1)
+    """Source run ids that are rollouts of this model (e.g. leaderboard `folder` names)."""
+    price: float | None = Field(default=None, ge=0)
+    """Optional per-task price in USD, used to break ties when the rule's `tie_cost` is `price`."""
+
+
+class Pool(_Strict):
+    """The candidate models a router chooses between, in the order they were listed."""
+
+    name: str
+    """Short name of the pool (e.g. `default`)."""
+    description: str = ""
+    """What this pool mirrors and why, one or two sentences."""
+    models: list[PoolModel] = Field(min_length=1)
+    """The candidates; their ids are unique."""
+
+    @property
+    def ids(self) -> list[str]:
+        return [m.id for m in self.models]
+
+
+class OracleRule(_Strict):
+    """The exact oracle rule and its options, recorded in every table it built."""
+
+    performance: Literal["resolve_rate"] = "resolve_rate"
+    """Per-task performance of a model: the fraction of its runs that resolved the task."""
+    tie_cost: Literal["measured", "price"] = "measured"
+    """Cost that breaks performance ties: the task's measured mean cost, or the pool's `price`."""
+    last_resort: Literal["model_id"] = "model_id"
+    """When performance and cost both tie: the lexicographically smallest model id wins."""
+
+
+class SourceFile(_Strict):
+    """One input file that went into the table."""
+
+    path: str
+    """File name as given on the command line (relative paths kept relative)."""
+    kind: Literal["leaderboard", "harness_report", "trajectories", "long_table", "tasks"]
+    """Which importer read it."""
+    sha256: str
+    """Hex sha256 of the file's bytes."""
+
+
+class RunOutcome(_Strict):
+    """One rollout of one model on one task."""
+
+    run: str
+    """Source run id."""
+    resolved: bool
+    """Did the harness mark the task resolved in this run."""
+    cost: float = Field(ge=0)
+    """Cost of this rollout in USD."""
+
+    @field_validator("cost")
+    @classmethod
+    def _finite(cls, v: float) -> float:
+        if not math.isfinite(v):
+            raise ValueError("cost must be finite")
+        return v
+
+
+class ModelOutcome(_Strict):
+    """A model's measured outcome on one task, aggregated over its rollouts."""
+
+    resolve_rate: float = Field(ge=0, le=1)
+    """Fraction of this model's runs that resolved the task."""
+    cost: float = Field(ge=0)
+    """Mean cost of this model's runs on the task, USD."""
+    runs: list[RunOutcome] = Field(min_length=1)
+    """The rollouts behind the two numbers above, in the pool's run order."""
+
+
+class TaskRecord(_Strict):
+    """One SWE-bench task: what the router sees, and the measured data behind its oracle."""
+
+    instance_id: str
+    """SWE-bench instance id (e.g. `astropy__astropy-12907`)."""
+    repo: str
+    """GitHub `owner/name` of the task's repository."""
+    difficulty: str | None
+    """SWE-bench Verified human difficulty annotation (e.g. `15 min - 1 hour`), if known."""
+    problem_statement: str
+    """The issue text, verbatim. Never the gold patch."""
+    per_model: dict[str, ModelOutcome]
+    """Outcome per pool model id (every pool model is present)."""
+    oracle: str
+    """The oracle model id for this task, by the table's rule."""
+    best: list[str]
+    """Model ids that share the best performance (more than one: the pick was a tie)."""
+    all_failed: bool
+    """True when no model resolved the task in any run."""
+
+
+class OracleTable(_Strict):
+    """A whole oracle table: header (pool, rule, provenance) and one record per task."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    """Version of this schema."""
+    pool: Pool
+    """The candidate models."""
+    rule: OracleRule
+    """The oracle rule the picks were made with."""
+    sources: list[SourceFile]
+    """Every input file with its sha256."""
+    command: str
+    """The command line that built this table."""
+    tasks: list[TaskRecord]
+    """One record per task, sorted by `instance_id`."""
+
+    def task(self, instance_id: str) -> TaskRecord:
+        for t in self.tasks:
+            if t.instance_id == instance_id:
+                return t
+        raise KeyError(f"task {instance_id!r} is not in this table")
+
+
+def dumps_table(table: OracleTable) -> str:
+    """The canonical, byte-stable JSON text of a table."""
+    return json.dumps(table.model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n"
+
+
+def write_table(table: OracleTable, path: str | os.PathLike[str]) -> None:
+    """Write atomically: a crash never leaves a half-written table at `path`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(dumps_table(table))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def loads_table(text: str, *, origin: str = "<string>") -> OracleTable:
+    try:
+        return OracleTable.model_validate_json(text)
+    except ValidationError as exc:
+        raise TableError(f"{origin}: not a valid oracle table (schema v{SCHEMA_VERSION}): {exc}") from exc
+
+
+def load_table(path: str | os.PathLike[str]) -> OracleTable:
+    """Read and validate a table file; errors name the file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TableError(f"{path}: cannot read oracle table: {exc.strerror}") from exc
+    return loads_table(text, origin=str(path))
