@@ -1,0 +1,10 @@
+"""router_oracle: real per-task SWE-bench results -> oracle tables (which model a router should pick).
+
+Import from the submodules (this file imports nothing, so `router_oracle.table` stays light):
+- `build.build_table(...)`, `build.build_default_table()`  -> `table.OracleTable`
+- `table`: the schema, `load_table / loads_table / write_table / dumps_table`
+- `tie_rule.pick_oracle / pick_for_task`: the one definition of the oracle rule
+- `data_files.tasks_path() / leaderboard_path() / pool_path(name)`: bundled data
+- `stats.compute_stats / format_stats`; CLI `router_oracle.cli:main` (`router-oracle`)
+- `errors.OracleInputError`: every bad-input error (a ValueError)
+"""

@@ -11,11 +11,11 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Final = 1
 """Bumped on any change that an older reader would misinterpret."""
 
 MODEL_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"

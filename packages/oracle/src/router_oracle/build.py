@@ -1,0 +1,175 @@
+"""Build an oracle table from a pool, a task file and result sources — deterministically.
+
+Same inputs -> byte-identical table: tasks sorted by id, `per_model` in pool order, runs in the
+pool's run order, means via `math.fsum`, provenance paths machine-independent (see
+`data_files.display_path`) and the command line rebuilt canonically from the arguments.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from router_oracle.data_files import display_path, leaderboard_path, tasks_path
+from router_oracle.errors import OracleInputError
+from router_oracle.merge import Cell, merge_sources
+from router_oracle.pool_file import load_pool, pool_label
+from router_oracle.sources.harness_report import read_harness_report
+from router_oracle.sources.leaderboard import read_leaderboard
+from router_oracle.sources.long_table import read_long_table
+from router_oracle.sources.rows import LoadedSource
+from router_oracle.sources.trajectories import read_trajectories
+from router_oracle.table import (
+    ModelOutcome,
+    OracleRule,
+    OracleTable,
+    Pool,
+    RunOutcome,
+    TaskRecord,
+    write_table,
+)
+from router_oracle.tasks_file import read_tasks
+from router_oracle.tie_rule import pick_for_task, tie_costs
+
+PathLike = str | os.PathLike[str]
+BUNDLED = "bundled"
+"""`--leaderboard bundled` (or `leaderboards=["bundled"]`) names the bundled leaderboard."""
+
+
+def _leaderboard_file(spec: PathLike) -> Path:
+    return leaderboard_path() if str(spec) == BUNDLED else Path(spec)
+
+
+def canonical_command(
+    pool_spec: str,
+    *,
+    leaderboards: Sequence[PathLike],
+    harness_reports: Sequence[tuple[PathLike, str]],
+    trajectories: Sequence[tuple[PathLike, str]],
+    long_tables: Sequence[PathLike],
+    tasks: PathLike | None,
+    tie_cost: str,
+    output: PathLike | None,
+) -> str:
+    """The `router-oracle build` command line these arguments amount to, with no absolute paths."""
+
+    def show(p: PathLike) -> str:
+        return display_path(p)
+
+    parts = ["router-oracle", "build", "--pool", pool_spec]
+    for lb in leaderboards:
+        parts += ["--leaderboard", BUNDLED if str(lb) == BUNDLED else show(lb)]
+    for path, run in harness_reports:
+        parts += ["--harness-report", show(path), "--run", run]
+    for path, run in trajectories:
+        parts += ["--trajectories", show(path), "--run", run]
+    for lt in long_tables:
+        parts += ["--long-table", show(lt)]
+    if tasks is not None:
+        parts += ["--tasks", show(tasks)]
+    parts += ["--tie-cost", tie_cost]
+    if output is not None:
+        parts += ["-o", show(output)]
+    return shlex.join(parts)
+
+
+def _outcome(runs: Sequence[str], merged: dict[str, dict[str, Cell]], task_id: str) -> ModelOutcome:
+    outcomes = [
+        RunOutcome(run=run, resolved=merged[run][task_id].resolved, cost=merged[run][task_id].cost)
+        for run in runs
+    ]
+    return ModelOutcome(
+        resolve_rate=sum(o.resolved for o in outcomes) / len(outcomes),
+        cost=math.fsum(o.cost for o in outcomes) / len(outcomes),
+        runs=outcomes,
+    )
+
+
+def build_table(
+    pool: Pool | PathLike = "default",
+    *,
+    leaderboards: Sequence[PathLike] | None = None,
+    harness_reports: Sequence[tuple[PathLike, str]] = (),
+    trajectories: Sequence[tuple[PathLike, str]] = (),
+    long_tables: Sequence[PathLike] = (),
+    tasks: PathLike | None = None,
+    tie_cost: Literal["measured", "price"] = "measured",
+    output: PathLike | None = None,
+    progress: bool = False,
+) -> OracleTable:
+    """Build (and, with `output`, atomically write) an oracle table.
+
+    `pool`: a bundled pool name (`default`, `multi_run`), a pool TOML path, or a `Pool`.
+    `leaderboards`: leaderboard JSON files (`"bundled"` = the bundled one); None means the bundled
+    leaderboard when no other source is given, else none. `harness_reports` / `trajectories`:
+    `(path, run)` pairs, `run` must be a run of the pool. `tasks`: task JSONL (default: bundled).
+    Raises `OracleInputError` on any bad input; then nothing is written.
+    """
+    pool_obj = pool if isinstance(pool, Pool) else load_pool(pool)
+    pool_spec = pool.name if isinstance(pool, Pool) else pool_label(pool)
+    if leaderboards is None:
+        leaderboards = [] if (harness_reports or trajectories or long_tables) else [BUNDLED]
+    rule = OracleRule(tie_cost=tie_cost)
+    pool_runs = {run for m in pool_obj.models for run in m.runs}
+    for flag, pairs in (("--harness-report", harness_reports), ("--trajectories", trajectories)):
+        for path, run in pairs:
+            if run not in pool_runs:
+                raise OracleInputError(f"{path}: {flag} --run {run!r} is not a run of pool {pool_obj.name!r}")
+    if not (leaderboards or harness_reports or trajectories or long_tables):
+        raise OracleInputError("no result sources given")
+    if tie_cost == "price":
+        tie_costs(pool_obj, rule, {})  # fail early when a price is missing
+    task_rows, task_source = read_tasks(tasks if tasks is not None else tasks_path())
+    loaded: list[LoadedSource] = [
+        read_leaderboard(_leaderboard_file(lb), runs=pool_runs) for lb in leaderboards
+    ]
+    loaded += [read_harness_report(p, run=r) for p, r in harness_reports]
+    loaded += [read_trajectories(p, run=r, progress=progress) for p, r in trajectories]
+    loaded += [read_long_table(p) for p in long_tables]
+    task_ids = [t.instance_id for t in task_rows]
+    merged = merge_sources(loaded, pool_obj, task_ids)
+    records = []
+    for t in task_rows:
+        per_model = {m.id: _outcome(m.runs, merged, t.instance_id) for m in pool_obj.models}
+        pick = pick_for_task(pool_obj, rule, per_model)
+        records.append(
+            TaskRecord(
+                instance_id=t.instance_id,
+                repo=t.repo,
+                difficulty=t.difficulty,
+                problem_statement=t.problem_statement,
+                per_model=per_model,
+                oracle=pick.oracle,
+                best=pick.best,
+                all_failed=all(o.resolve_rate == 0 for o in per_model.values()),
+            )
+        )
+    command = canonical_command(
+        pool_spec,
+        leaderboards=leaderboards,
+        harness_reports=harness_reports,
+        trajectories=trajectories,
+        long_tables=long_tables,
+        tasks=tasks,
+        tie_cost=tie_cost,
+        output=output,
+    )
+    table = OracleTable(
+        pool=pool_obj,
+        rule=rule,
+        sources=[task_source, *(s.source for s in loaded)],
+        command=command,
+        tasks=records,
+    )
+    if output is not None:
+        write_table(table, output)
+    return table
+
+
+def build_default_table() -> OracleTable:
+    """The table of the default pool on the bundled data (what the environment ships)."""
+    return build_table("default")

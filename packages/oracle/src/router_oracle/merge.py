@@ -1,0 +1,87 @@
+"""Merging the long rows of several sources into one (resolved, cost) cell per pool run and task.
+
+Explicit and strict: each field of each (run, task) cell must come from exactly one row. Two rows
+giving the same field is a duplicate (an error naming both); a leaderboard row gives both fields, a
+harness report only `resolved`, trajectories only `cost`. Every pool run needs both fields for every
+task, else an error names the model, the run, the missing field and the tasks. Rows for runs no pool
+model lists are ignored (a leaderboard holds many runs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from router_oracle.errors import OracleInputError
+from router_oracle.sources.rows import LoadedSource
+from router_oracle.table import Pool
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One run's merged result on one task."""
+
+    resolved: bool
+    cost: float
+
+
+def _examples(ids: Sequence[str], n: int = 3) -> str:
+    more = f" and {len(ids) - n} more" if len(ids) > n else ""
+    return ", ".join(ids[:n]) + more
+
+
+def merge_sources(
+    sources: Sequence[LoadedSource], pool: Pool, task_ids: Sequence[str]
+) -> dict[str, dict[str, Cell]]:
+    """`{run: {task_id: Cell}}` for every run of the pool and every task."""
+    owner = {run: m.id for m in pool.models for run in m.runs}
+    known = set(task_ids)
+    resolved: dict[tuple[str, str], tuple[bool, str]] = {}
+    cost: dict[tuple[str, str], tuple[float, str]] = {}
+    seen_in: dict[str, list[str]] = {run: [] for run in owner}
+    for src in sources:
+        for row in src.rows:
+            if row.run not in owner:
+                continue
+            if row.model is not None and row.model != owner[row.run]:
+                raise OracleInputError(
+                    f"{row.where}: model {row.model!r} does not own run {row.run!r} "
+                    f"(pool {pool.name!r} lists it under {owner[row.run]!r})"
+                )
+            if row.task_id not in known:
+                raise OracleInputError(f"{row.where}: unknown task id {row.task_id!r} (not in the task file)")
+            if not seen_in[row.run] or seen_in[row.run][-1] != src.name:
+                seen_in[row.run].append(src.name)
+            key = (row.run, row.task_id)
+            if row.resolved is not None:
+                if key in resolved:
+                    raise OracleInputError(
+                        f"{row.where}: duplicate row: resolved for {row.task_id!r} in run {row.run!r} "
+                        f"already given by {resolved[key][1]}"
+                    )
+                resolved[key] = (row.resolved, row.where)
+            if row.cost is not None:
+                if key in cost:
+                    raise OracleInputError(
+                        f"{row.where}: duplicate row: cost for {row.task_id!r} in run {row.run!r} "
+                        f"already given by {cost[key][1]}"
+                    )
+                cost[key] = (row.cost, row.where)
+    names = ", ".join(s.name for s in sources) or "none"
+    merged: dict[str, dict[str, Cell]] = {}
+    for model in pool.models:
+        for run in model.runs:
+            if not seen_in[run]:
+                raise OracleInputError(
+                    f"pool {pool.name!r}: model {model.id!r} names run {run!r} that no source has "
+                    f"(sources: {names})"
+                )
+            for field, store in (("resolved", resolved), ("cost", cost)):
+                missing = [t for t in task_ids if (run, t) not in store]
+                if missing:
+                    raise OracleInputError(
+                        f"model {model.id!r} run {run!r}: no {field} for {len(missing)} of {len(task_ids)} "
+                        f"tasks ({_examples(missing)}); sources with this run: {', '.join(seen_in[run])}"
+                    )
+            merged[run] = {t: Cell(resolved[(run, t)][0], cost[(run, t)][0]) for t in task_ids}
+    return merged

@@ -1,0 +1,84 @@
+"""The pool file (TOML): which models a router chooses between, and which runs are each model's rollouts.
+
+```toml
+name = "default"
+description = "..."
+[[models]]
+id = "claude-opus-4.6"        # what the router outputs
+name = "Claude Opus 4.6"      # display name
+runs = ["20260217_mini-v2.0.0_claude-4-6-opus"]
+price = 0.55                  # optional, USD per task, for tie_cost = "price"
+```
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from router_oracle.data_files import DATA_DIR, display_path, pool_path
+from router_oracle.errors import OracleInputError
+from router_oracle.table import Pool, PoolModel
+
+
+class PoolFile(BaseModel):
+    """A pool TOML file, validated; `to_pool()` gives the table's `Pool`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    """Short name of the pool (e.g. `default`)."""
+    description: str = ""
+    """What this pool mirrors and why."""
+    models: list[PoolModel] = Field(min_length=1)
+    """The candidates, in display order (order never affects a pick); ids and runs unique."""
+
+    @model_validator(mode="after")
+    def _unique(self) -> PoolFile:
+        ids = [m.id for m in self.models]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"duplicate model ids: {sorted({i for i in ids if ids.count(i) > 1})}")
+        runs = [r for m in self.models for r in m.runs]
+        if len(set(runs)) != len(runs):
+            raise ValueError(f"a run is listed twice: {sorted({r for r in runs if runs.count(r) > 1})}")
+        return self
+
+    def to_pool(self) -> Pool:
+        return Pool(name=self.name, description=self.description, models=self.models)
+
+
+def resolve_pool_spec(spec: str | os.PathLike[str]) -> Path:
+    """A pool argument is a bundled pool name (`default`) or a path to a TOML file."""
+    s = str(spec)
+    if "/" not in s and os.sep not in s and not s.endswith(".toml"):
+        return pool_path(s)
+    return Path(spec)
+
+
+def pool_label(spec: str | os.PathLike[str]) -> str:
+    """How a pool argument appears in a table's command line (bundled names stay names)."""
+    path = resolve_pool_spec(spec).resolve()
+    if path.parent == (DATA_DIR / "pools").resolve():
+        return path.stem
+    return display_path(spec)
+
+
+def load_pool(spec: str | os.PathLike[str]) -> Pool:
+    """Read a pool by bundled name or path; errors name the file."""
+    path = resolve_pool_spec(spec)
+    try:
+        with open(path, "rb") as fh:
+            doc = tomllib.load(fh)
+    except OSError as exc:
+        raise OracleInputError(f"{spec}: cannot read pool file: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise OracleInputError(f"{spec}: malformed TOML: {exc}") from exc
+    if not doc.get("models"):
+        raise OracleInputError(f"{spec}: empty pool: no [[models]]")
+    try:
+        return PoolFile.model_validate(doc).to_pool()
+    except ValidationError as exc:
+        raise OracleInputError(f"{spec}: invalid pool: {exc}") from exc

@@ -1,0 +1,71 @@
+"""swe-bench.com leaderboard JSON: resolved flag and cost per task for every run that has them.
+
+Format (as published by SWE-bench/swe-bench.github.io, e.g. the bundled bash-only board):
+`{"name": ..., "results": [{"folder": RUN_ID, "name": ..., "per_instance_details":
+{INSTANCE_ID: {"resolved": bool, "cost": float, "api_calls": int}, ...} | null, ...}, ...]}`.
+The file may be gzipped (`.gz`). Entries without `per_instance_details` contribute no rows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Collection
+
+from router_oracle.data_files import display_path
+from router_oracle.errors import OracleInputError
+from router_oracle.sources.rows import (
+    LoadedSource,
+    LongRow,
+    check_cost,
+    check_id,
+    check_resolved,
+    read_text,
+    sha256_file,
+)
+from router_oracle.table import SourceFile
+
+
+def read_leaderboard(path: str | os.PathLike[str], *, runs: Collection[str] | None = None) -> LoadedSource:
+    """Rows of every leaderboard entry (only those whose `folder` is in `runs`, when given)."""
+    name = str(path)
+    try:
+        doc = json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise OracleInputError(f"{name}: malformed JSON: {exc}") from exc
+    results = doc.get("results") if isinstance(doc, dict) else None
+    if not isinstance(results, list):
+        raise OracleInputError(f"{name}: not a leaderboard: expected an object with a `results` list")
+    rows: list[LongRow] = []
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(results):
+        where = f"{name}: results[{i}]"
+        if not isinstance(entry, dict):
+            raise OracleInputError(f"{where}: expected an object, got {type(entry).__name__}")
+        run = check_id(entry.get("folder"), where, "`folder` (run id)")
+        if runs is not None and run not in runs:
+            continue
+        if run in seen:
+            raise OracleInputError(f"{where}: duplicate run {run!r} (also results[{seen[run]}])")
+        seen[run] = i
+        details = entry.get("per_instance_details")
+        if details is None:
+            continue
+        if not isinstance(details, dict):
+            raise OracleInputError(f"{where} ({run}): per_instance_details must be an object")
+        for task_id, d in details.items():
+            w = f"{where} ({run}): per_instance_details[{task_id!r}]"
+            if not isinstance(d, dict):
+                raise OracleInputError(f"{w}: expected an object, got {d!r}")
+            rows.append(
+                LongRow(
+                    task_id=check_id(task_id, w),
+                    run=run,
+                    resolved=check_resolved(d.get("resolved"), w),
+                    cost=check_cost(d.get("cost"), w),
+                    where=w,
+                )
+            )
+    return LoadedSource(
+        SourceFile(path=display_path(path), kind="leaderboard", sha256=sha256_file(path)), rows, name
+    )

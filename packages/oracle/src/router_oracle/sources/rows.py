@@ -1,0 +1,92 @@
+"""The long-row type every importer produces, and the value checks they share."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from router_oracle.errors import OracleInputError
+from router_oracle.table import SourceFile
+
+
+@dataclass(frozen=True, slots=True)
+class LongRow:
+    """One (task, run) observation from one source; a field the source does not know is None."""
+
+    task_id: str
+    """SWE-bench instance id."""
+    run: str
+    """Source run id (a pool model's `runs` entry)."""
+    resolved: bool | None
+    """Resolved flag, or None when this source does not say (e.g. trajectories)."""
+    cost: float | None
+    """Cost in USD, or None when this source does not say (e.g. a harness report)."""
+    where: str
+    """File and row, for error messages (e.g. `report.json: resolved_ids[3]`)."""
+    model: str | None = None
+    """Pool model id named by the row itself (long tables only); checked against the pool."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedSource:
+    """Everything one input file contributed: its provenance entry and its rows."""
+
+    source: SourceFile
+    """Provenance entry (machine-independent path, sha256)."""
+    rows: list[LongRow]
+    """The rows, in file order."""
+    origin: str = ""
+    """The path as given, for error messages (defaults to `source.path`)."""
+
+    @property
+    def name(self) -> str:
+        return self.origin or self.source.path
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """Hex sha256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """A text file's content, transparently gunzipped when it ends in `.gz`."""
+    p = Path(path)
+    try:
+        if p.suffix == ".gz":
+            with gzip.open(p, "rt", encoding="utf-8") as fh:
+                return fh.read()
+        return p.read_text(encoding="utf-8")
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise OracleInputError(f"{path}: cannot read: {exc}") from exc
+
+
+def check_resolved(value: Any, where: str) -> bool:
+    """A resolved flag must be a real boolean (not 1/0, not "yes")."""
+    if not isinstance(value, bool):
+        raise OracleInputError(f"{where}: resolved must be true or false, got {value!r}")
+    return value
+
+
+def check_cost(value: Any, where: str) -> float:
+    """A cost must be a finite, non-negative number of USD."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise OracleInputError(f"{where}: cost must be a number, got {value!r}")
+    cost = float(value)
+    if not math.isfinite(cost) or cost < 0:
+        raise OracleInputError(f"{where}: cost must be finite and >= 0, got {value!r}")
+    return cost
+
+
+def check_id(value: Any, where: str, what: str = "task id") -> str:
+    if not isinstance(value, str) or not value:
+        raise OracleInputError(f"{where}: {what} must be a non-empty string, got {value!r}")
+    return value
