@@ -55,7 +55,7 @@ def test_leaderboard_filtered_rows_match_the_data(board: dict) -> None:
     d = details(board, KIMI)
     for row in src.rows:
         assert row.resolved == d[row.task_id]["resolved"] and row.cost == d[row.task_id]["cost"]
-    assert sum(r.resolved for r in src.rows) == 354  # headline 70.8 %
+    assert sum(r.resolved is True for r in src.rows) == 354  # headline 70.8 %
 
 
 def test_leaderboard_plain_json_and_quirky_zero_cost(tmp_path: Path, board: dict) -> None:
