@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from router_oracle.atomic_file import write_text_atomic
 
 SCHEMA_VERSION: Final = 1
 """Bumped on any change that an older reader would misinterpret."""
@@ -160,16 +161,7 @@ def dumps_table(table: OracleTable) -> str:
 
 def write_table(table: OracleTable, path: str | os.PathLike[str]) -> None:
     """Write atomically: a crash never leaves a half-written table at `path`."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(dumps_table(table))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, dumps_table(table))
 
 
 def loads_table(text: str, *, origin: str = "<string>") -> OracleTable:

@@ -1,11 +1,112 @@
-"""`router-train evaluate`: placeholder until its issue lands (owner replaces this module)."""
+"""`router-train evaluate`: judge routers against the oracle, the baselines and the single models' frontier.
+
+Exit codes: 0 the report was written; 2 bad input (unreadable or invalid table, traces file or
+checkpoint, bad arguments), with the message on stderr and no report file half-written.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+
+
+def _named(value: str) -> tuple[str | None, Path]:
+    """`NAME=PATH` or `PATH`."""
+    name, sep, path = value.partition("=")
+    if sep and name and path and "/" not in name:
+        return name, Path(path)
+    return None, Path(value)
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("evaluate", help="(not built yet)")
-    p.set_defaults(func=lambda args: 2)
+    p: argparse.ArgumentParser = sub.add_parser(
+        "evaluate",
+        help="judge routers (checkpoints, vf-eval traces, baselines) against the oracle and cost",
+        description=(
+            "Evaluate routing decisions on a split of an oracle table: built-in baselines (always each "
+            "model, uniform random, always the cheapest, the oracle, TF-IDF classifiers fitted on the "
+            "train split), local-trainer checkpoints and vf-eval traces. Writes report.json, report.md "
+            "and cost_vs_resolved.png into OUTDIR and prints a table. Exit codes: 0 written, 2 bad input."
+        ),
+    )
+    p.add_argument("--table", type=Path, default=None, help="oracle table (default: the env's bundled table)")
+    p.add_argument("--split", choices=("eval", "train", "all"), default="eval", help="tasks to evaluate on")
+    p.add_argument("--eval-fraction", type=float, default=0.2, help="held-out fraction of the split rule")
+    p.add_argument("--split-seed", type=int, default=0, help="seed of the split rule")
+    p.add_argument(
+        "--checkpoint",
+        action="append",
+        default=[],
+        metavar="[NAME=]CKPT",
+        help="local-trainer checkpoint to evaluate (repeatable)",
+    )
+    p.add_argument(
+        "--traces",
+        action="append",
+        default=[],
+        metavar="[NAME=]FILE",
+        help="vf-eval traces.jsonl to evaluate (repeatable; default name: its run directory)",
+    )
+    p.add_argument(
+        "--name",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="name of the --traces file in the same position (alternative to NAME=FILE)",
+    )
+    p.add_argument(
+        "--only-covered",
+        action="store_true",
+        help="evaluate only the split tasks every --traces file covers (e.g. a vf-eval -n N run)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the random baseline and the classifiers")
+    p.add_argument("--no-baselines", action="store_true", help="evaluate only the given routers")
+    p.add_argument("--no-plot", action="store_true", help="skip the PNG")
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR", help="report directory")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from router_frontier_rl.bundled import bundled_table_path
+    from router_train.evaluate import Source, evaluate, read_table, render_terminal, write_report
+
+    try:
+        if len(args.name) > len(args.traces):
+            raise ValueError(f"{len(args.name)} --name given for {len(args.traces)} --traces")
+        checkpoints = []
+        for value in args.checkpoint:
+            name, path = _named(value)
+            checkpoints.append(Source(name=name or f"ckpt:{path.stem}", path=path))
+        traces = []
+        for i, value in enumerate(args.traces):
+            name, path = _named(value)
+            if i < len(args.name):
+                name = args.name[i]
+            traces.append(Source(name=name or path.parent.name or path.stem, path=path))
+        if args.no_baselines and not (checkpoints or traces):
+            raise ValueError("--no-baselines leaves nothing to evaluate: give --checkpoint or --traces")
+        table, info = read_table(args.table or bundled_table_path())
+        report = evaluate(
+            table,
+            info,
+            split=args.split,
+            eval_fraction=args.eval_fraction,
+            split_seed=args.split_seed,
+            seed=args.seed,
+            checkpoints=checkpoints,
+            traces=traces,
+            include_baselines=not args.no_baselines,
+            only_covered=args.only_covered,
+        )
+        files = write_report(report, args.output, plot=not args.no_plot)
+    except ValueError as exc:  # EvaluateError, TableError and the env's split errors are all ValueErrors
+        print(f"router-train evaluate: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    sys.stdout.write(render_terminal(report))
+    print("wrote " + ", ".join(str(f) for f in files))
+    return EXIT_OK

@@ -1,11 +1,115 @@
-"""`router-train launch`: placeholder until its issue lands (owner replaces this module)."""
+"""`router-train config` (render prime-rl configs) and `router-train launch` (Prime Hosted Training)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
+
+from router_oracle.atomic_file import write_text_atomic
+from router_train.hosted.config_files import (
+    ConfigFileError,
+    render_preset,
+    stale_shipped,
+    write_shipped,
+)
+from router_train.hosted.launch import (
+    DEFAULT_DIST_DIR,
+    DEFAULT_RUNS_DIR,
+    DEFAULT_STAGE_DIR,
+    EXIT_BAD_INPUT,
+    EXIT_CODES_HELP,
+    launch,
+    sources_from_imports,
+)
+from router_train.hosted.presets import PRESET_NAMES, PRESETS
+from router_train.hosted.staging import StagingError
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("launch", help="(not built yet)")
-    p.set_defaults(func=lambda args: 2)
+    presets = "; ".join(f"{n}: {PRESETS[n].description}" for n in PRESET_NAMES)
+
+    c: argparse.ArgumentParser = sub.add_parser(
+        "config",
+        help="write a prime-rl RL config (TOML for `prime train`) for a preset",
+        description=f"Render a preset's prime-rl RL config. Presets: {presets}.",
+    )
+    c.add_argument("preset", nargs="?", choices=PRESET_NAMES, help="preset to render")
+    c.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
+    c.add_argument(
+        "--write-shipped", action="store_true", help="regenerate the shipped router_train/configs/*.toml"
+    )
+    c.add_argument(
+        "--check", action="store_true", help="exit 1 if a shipped file differs from a fresh rendering"
+    )
+    c.set_defaults(func=_config)
+
+    p: argparse.ArgumentParser = sub.add_parser(
+        "launch",
+        help="push the env and start a GRPO run on Prime Hosted Training (prime-rl)",
+        description=(
+            "Stage the env built by `./pants package` as one self-contained package, "
+            "`prime env push` it, then `prime train` the preset's config and record the run id "
+            f"in runs/. Presets: {presets}."
+        ),
+        epilog=EXIT_CODES_HELP,
+    )
+    p.add_argument("preset", choices=PRESET_NAMES, help="preset to launch")
+    p.add_argument("--dry-run", action="store_true", help="print every command and the config; run nothing")
+    p.add_argument("--config", type=Path, help="launch this config file instead of the shipped preset")
+    p.add_argument(
+        "--dist-dir", type=Path, default=DEFAULT_DIST_DIR, help="where the env and oracle wheels are (dist)"
+    )
+    p.add_argument(
+        "--from-source",
+        action="store_true",
+        help="stage the importable router_frontier_rl/router_oracle sources instead of built wheels",
+    )
+    p.add_argument("--version", help="version of the staged package (with --from-source, if not installed)")
+    p.add_argument("--stage-dir", type=Path, default=DEFAULT_STAGE_DIR, help="staging directory")
+    p.add_argument("--runs-dir", type=Path, default=DEFAULT_RUNS_DIR, help="where launch records go")
+    p.set_defaults(func=_launch)
+
+
+def _config(args: argparse.Namespace) -> int:
+    if args.write_shipped:
+        for path in write_shipped():
+            print(f"wrote {path}")
+        return 0
+    if args.check:
+        stale = stale_shipped()
+        for path in stale:
+            print(f"stale: {path} (run `router-train config --write-shipped`)", file=sys.stderr)
+        return 1 if stale else 0
+    if args.preset is None:
+        print("router-train config: give a preset, --write-shipped or --check", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    text = render_preset(args.preset)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        write_text_atomic(args.output, text)
+        print(f"wrote {args.output}")
+    return 0
+
+
+def _launch(args: argparse.Namespace) -> int:
+    sources = None
+    version = args.version
+    if args.from_source:
+        try:
+            sources, version = sources_from_imports(args.version)
+        except (StagingError, ConfigFileError) as e:
+            print(f"router-train launch: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+    return launch(
+        args.preset,
+        dry_run=args.dry_run,
+        config_path=args.config,
+        dist_dir=args.dist_dir,
+        stage_dir=args.stage_dir,
+        runs_dir=args.runs_dir,
+        sources=sources,
+        version=version,
+    )

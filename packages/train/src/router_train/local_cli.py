@@ -1,11 +1,111 @@
-"""`router-train local`: placeholder until its issue lands (owner replaces this module)."""
+"""`router-train local`: GRPO of a small linear router on the CPU, then a held-out summary."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
+
+DEFAULT_OUTPUT = Path("runs/local")
+
+
+def _weights(text: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 5 comma-separated numbers, got {text!r}") from None
+    if len(values) != 5:
+        raise argparse.ArgumentTypeError(f"expected 5 comma-separated numbers, got {len(values)}")
+    return values
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("local", help="(not built yet)")
-    p.set_defaults(func=lambda args: 2)
+    p: argparse.ArgumentParser = sub.add_parser(
+        "local",
+        help="train a small router with GRPO on the CPU (no GPU, no account)",
+        description=(
+            "GRPO over the router-frontier-rl env's train split and reward, with a linear softmax policy "
+            "over features of the task text. Writes checkpoint.json, metrics.jsonl and summary.json to "
+            "--output-dir and prints the held-out router against random and single-model baselines."
+        ),
+    )
+    p.add_argument("--table", type=Path, default=None, help="oracle table (default: the env's bundled table)")
+    p.add_argument("--output-dir", type=Path, default=DEFAULT_OUTPUT, help=f"default: {DEFAULT_OUTPUT}")
+    p.add_argument("--steps", type=int, default=None, help="GRPO steps (default 150)")
+    p.add_argument("--tasks-per-step", type=int, default=None, help="train tasks per step (default 64)")
+    p.add_argument("--samples-per-task", type=int, default=None, help="routes sampled per task (default 8)")
+    p.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 0.05)")
+    p.add_argument("--weight-decay", type=float, default=None, help="AdamW weight decay (default 0.1)")
+    p.add_argument("--seed", type=int, default=None, help="sampling / task-order seed (default 0)")
+    p.add_argument("--eval-fraction", type=float, default=None, help="held-out share (default 0.2)")
+    p.add_argument("--split-seed", type=int, default=None, help="seed of the env's split (default 0)")
+    p.add_argument("--upsample", action="store_true", help="upsample rare oracle labels (env split option)")
+    p.add_argument(
+        "--difficulty",
+        action="store_true",
+        help="also feed the SWE-bench Verified difficulty annotation (metadata a live router lacks)",
+    )
+    p.add_argument(
+        "--reward-weights",
+        type=_weights,
+        default=None,
+        metavar="W1,W2,W3,W4,W5",
+        help=(
+            "weights of the env's scores routed_reward, chose_oracle, parsed_valid_route, "
+            "resolved_if_chosen, cost_if_chosen (default 1,0,0,0,0)"
+        ),
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def config_from_args(args: argparse.Namespace) -> Any:
+    from router_frontier_rl.rewards import REWARD_NAMES
+    from router_train.local import FeatureConfig, LocalTrainConfig, RewardWeights
+
+    fields: dict[str, Any] = {"table_path": args.table, "output_dir": args.output_dir}
+    for name in (
+        "steps",
+        "tasks_per_step",
+        "samples_per_task",
+        "lr",
+        "weight_decay",
+        "seed",
+        "eval_fraction",
+        "split_seed",
+    ):
+        if getattr(args, name) is not None:
+            fields[name] = getattr(args, name)
+    if args.upsample:
+        fields["upsample"] = True
+    if args.difficulty:
+        fields["features"] = FeatureConfig(difficulty=True)
+    if args.reward_weights is not None:
+        fields["reward"] = RewardWeights(**dict(zip(REWARD_NAMES, args.reward_weights, strict=True)))
+    return LocalTrainConfig(**fields)
+
+
+def run(args: argparse.Namespace) -> int:
+    from router_train.local import format_summary, train_local
+
+    try:
+        cfg = config_from_args(args)
+        result = train_local(cfg, progress=not args.quiet)
+    except ValidationError as exc:
+        print(f"router-train local: invalid option: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # TableError, LocalTrainError: the message names the file
+        print(f"router-train local: {exc}", file=sys.stderr)
+        return 2
+    print(format_summary(result.summary))
+    print(
+        f"trained {result.steps} steps on {result.train_tasks} train tasks (upsampled: {cfg.upsample}) in "
+        f"{result.wall_seconds:.1f} s ({1000 * result.seconds_per_step:.1f} ms/step)"
+    )
+    print(f"checkpoint: {result.checkpoint_path}")
+    print(f"metrics:    {result.metrics_path}")
+    print(f"summary:    {result.summary_path}")
+    return 0

@@ -1,0 +1,64 @@
+"""The environment's rewards and metrics, each defined once and read from the oracle table alone."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from router_frontier_rl.route_parser import parse_route
+from router_oracle.table import TaskRecord
+
+REWARD_NAMES = ("routed_reward", "chose_oracle", "parsed_valid_route", "resolved_if_chosen", "cost_if_chosen")
+"""The five signals, in the order of the `weights` list."""
+
+DEFAULT_WEIGHTS = (1.0, 0.0, 0.0, 0.0, 0.0)
+"""Only `routed_reward` counts towards the reward by default; the other four are reported."""
+
+
+class RouteScores(BaseModel):
+    """What one route earns on one task."""
+
+    model_config = ConfigDict(frozen=True)
+
+    routed_reward: float
+    """1.0 for the task's oracle model, 0.0 for another valid model, -1.0 for no valid route."""
+    chose_oracle: float
+    """1.0 when the route is the oracle model, else 0.0."""
+    parsed_valid_route: float
+    """1.0 when the reply named exactly one valid model id, else 0.0."""
+    resolved_if_chosen: float
+    """The chosen model's resolve rate on this task (0.0 without a valid route)."""
+    cost_if_chosen: float
+    """The chosen model's mean cost on this task in USD (0.0 without a valid route)."""
+
+    def weighted(self, weights: Sequence[float] = DEFAULT_WEIGHTS) -> float:
+        """Σ score × weight over `REWARD_NAMES`, as verifiers sums a trace's rewards."""
+        return sum(getattr(self, name) * w for name, w in zip(REWARD_NAMES, weights, strict=True))
+
+
+NO_ROUTE = RouteScores(
+    routed_reward=-1.0, chose_oracle=0.0, parsed_valid_route=0.0, resolved_if_chosen=0.0, cost_if_chosen=0.0
+)
+
+
+def score_route(task: TaskRecord, route: str | None) -> RouteScores:
+    """Scores of routing `task` to model `route` (None: no valid route)."""
+    if route is None:
+        return NO_ROUTE
+    outcome = task.per_model.get(route)
+    if outcome is None:
+        raise ValueError(f"route {route!r} is not a pool model of task {task.instance_id}")
+    oracle = route == task.oracle
+    return RouteScores(
+        routed_reward=1.0 if oracle else 0.0,
+        chose_oracle=float(oracle),
+        parsed_valid_route=1.0,
+        resolved_if_chosen=outcome.resolve_rate,
+        cost_if_chosen=outcome.cost,
+    )
+
+
+def score_completion(task: TaskRecord, text: str, valid_ids: Sequence[str]) -> RouteScores:
+    """Scores of a router reply: `score_route(task, parse_route(text, valid_ids))`."""
+    return score_route(task, parse_route(text, valid_ids))

@@ -1,0 +1,68 @@
+"""Small oracle tables built from the fixed schema, for tests that must not depend on bundled data."""
+
+from __future__ import annotations
+
+from router_oracle.table import (
+    ModelOutcome,
+    OracleRule,
+    OracleTable,
+    Pool,
+    PoolModel,
+    RunOutcome,
+    TaskRecord,
+)
+
+IDS = ["claude-opus-4.6", "gpt-5.2-high", "kimi-k2.5-high"]
+NAMES = {
+    "claude-opus-4.6": "Claude Opus 4.6",
+    "gpt-5.2-high": "GPT-5.2 (high)",
+    "kimi-k2.5-high": "Kimi K2.5 (high)",
+}
+
+Outcomes = dict[str, tuple[float, float]]
+"""model id -> (resolve rate, mean cost) on one task."""
+
+
+def record(instance_id: str, outcomes: Outcomes, repo: str = "owner/repo", statement: str = "") -> TaskRecord:
+    """A task row whose oracle follows the project's rule (rate, then cost, then id)."""
+    best_rate = max(r for r, _ in outcomes.values())
+    best = sorted(m for m, (r, _) in outcomes.items() if r == best_rate)
+    oracle = min(best, key=lambda m: (outcomes[m][1], m))
+    return TaskRecord(
+        instance_id=instance_id,
+        repo=repo,
+        difficulty="15 min - 1 hour",
+        problem_statement=statement or f"Issue text of {instance_id}.",
+        per_model={
+            m: ModelOutcome(
+                resolve_rate=r, cost=c, runs=[RunOutcome(run=f"run-{m}", resolved=r >= 0.5, cost=c)]
+            )
+            for m, (r, c) in outcomes.items()
+        },
+        oracle=oracle,
+        best=best,
+        all_failed=best_rate == 0,
+    )
+
+
+def table(records: list[TaskRecord], ids: list[str] = IDS) -> OracleTable:
+    return OracleTable(
+        pool=Pool(
+            name="test",
+            models=[PoolModel(id=i, name=NAMES.get(i, i.upper()), runs=[f"run-{i}"]) for i in ids],
+        ),
+        rule=OracleRule(),
+        sources=[],
+        command="test",
+        tasks=sorted(records, key=lambda t: t.instance_id),
+    )
+
+
+def labelled_table(counts: dict[str, int], repos: int = 3) -> OracleTable:
+    """A table with `counts[model]` tasks whose oracle is `model` (that model alone resolves them)."""
+    records = []
+    for model, n in counts.items():
+        for k in range(n):
+            outcomes = {m: (1.0 if m == model else 0.0, 0.1 + 0.1 * IDS.index(m)) for m in IDS}
+            records.append(record(f"repo__{model}-{k}", outcomes, repo=f"org/repo{k % repos}"))
+    return table(records)

@@ -1,0 +1,144 @@
+"""The cost-vs-resolved plot: single models, the random-mix frontier, the oracle, baselines, routers."""
+
+from __future__ import annotations
+
+import io
+
+from router_train.evaluate.report import EvalReport, verdict
+
+_SKIP_PREFIXES = ("always:", "cheapest:")
+"""Rows drawn as single-model points already (always-cheapest is one of them)."""
+
+
+def render_png(report: EvalReport) -> bytes:
+    """PNG bytes of the plot; no timestamp or software tag, so the same report gives the same bytes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with plt.rc_context({"font.size": 9, "svg.hashsalt": "router-train"}):
+        fig, ax = plt.subplots(figsize=(8.0, 5.5), dpi=110)
+        try:
+            _draw(ax, report)
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", metadata={"Software": None}, bbox_inches="tight")
+        finally:
+            plt.close(fig)
+    return buf.getvalue()
+
+
+def _ylim(report: EvalReport) -> tuple[float, float]:
+    """Zoom on the data: the differences that matter are a few points, invisible on a 0-100 axis."""
+    ys = [100 * p.resolved for p in report.single_models] + [
+        100 * r.metrics.resolved_rate for r in report.rows
+    ]
+    lo, hi = min(ys), max(ys)
+    pad = max(3.0, 0.15 * (hi - lo))
+    return max(0.0, lo - pad), min(100.0, hi + pad)
+
+
+def _draw(ax, report: EvalReport) -> None:  # type: ignore[no-untyped-def]
+    singles = report.single_models
+    costs = [p.cost for p in singles] + [r.metrics.mean_cost for r in report.rows]
+    xmax = max([*costs, 1e-6]) * 1.12
+    ylo, yhi = _ylim(report)
+    # Mix frontier: the hull corners, then flat (spending more buys nothing past the best model).
+    fx = [p.cost for p in report.frontier]
+    fy = [100 * p.resolved for p in report.frontier]
+    if fx:
+        fx.append(xmax)
+        fy.append(fy[-1])
+        ax.plot(fx, fy, "--", color="0.45", lw=1.2, zorder=1, label="best random mix of single models")
+        ax.fill_between(fx, fy, ylo, color="0.9", zorder=0)
+        ax.text(
+            xmax * 0.98,
+            ylo + 0.6,
+            "dominated by a random mix of single models",
+            ha="right",
+            va="bottom",
+            color="0.45",
+            fontsize=8,
+        )
+    ax.scatter(
+        [p.cost for p in singles],
+        [100 * p.resolved for p in singles],
+        s=60,
+        color="tab:blue",
+        zorder=3,
+        label="single models",
+    )
+    span = max(xmax, 1e-9)
+    for p in singles:
+        # Label above when a close neighbour sits lower, so labels of near-identical models do not collide.
+        above = any(
+            q is not p and abs(q.cost - p.cost) < 0.08 * span and q.resolved < p.resolved for q in singles
+        )
+        ax.annotate(
+            p.model,
+            (p.cost, 100 * p.resolved),
+            textcoords="offset points",
+            xytext=(6, 5) if above else (6, -12),
+            color="tab:blue",
+        )
+    markers = iter(["s", "D", "^", "v", "P", "X", "h", "<", ">", "p", "8", "d"])
+    placed: list[tuple[float, float]] = []
+    for row in report.rows:
+        if row.name.startswith(_SKIP_PREFIXES):
+            continue
+        m = row.metrics
+        x, y = m.mean_cost, 100 * m.resolved_rate
+        if row.name == "oracle":
+            ax.scatter(
+                [x],
+                [y],
+                marker="*",
+                s=220,
+                color="gold",
+                edgecolor="k",
+                zorder=4,
+                label=f"oracle ({y:.1f}%, ${x:.3f}/task)",
+            )
+            continue
+        is_router = row.kind != "baseline"
+        ax.scatter(
+            [x],
+            [y],
+            marker=next(markers, "o"),
+            s=90 if is_router else 45,
+            color="tab:red" if is_router else "0.35",
+            edgecolor="k" if is_router else "none",
+            zorder=5 if is_router else 4,
+            label=f"{row.name}: {verdict(m)}",
+        )
+        if is_router:
+            # Stack the labels of routers that land on (nearly) the same point instead of overprinting.
+            near = sum(1 for px, py in placed if abs(px - x) < 0.06 * span and abs(py - y) < 1.5)
+            placed.append((x, y))
+            ax.annotate(
+                row.name,
+                (x, y),
+                textcoords="offset points",
+                xytext=(6, 5 + 11 * near),
+                color="tab:red",
+                fontweight="bold",
+            )
+    ax.set_xlim(0, xmax)
+    ax.set_ylim(ylo, yhi)
+    ax.set_xlabel("mean cost per task (USD)")
+    ax.set_ylabel("resolved (%)")
+    s = report.split
+    ax.set_title(
+        f"Cost vs resolved on the {s.name} split ({s.n_tasks} tasks). "
+        "Above the dashed line: better than any random mix."
+    )
+    ax.grid(True, color="0.85", lw=0.6)
+    ax.legend(
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        fontsize=8,
+        title="vs best random mix at equal cost:\npoints [95% bootstrap interval]",
+        title_fontsize=8,
+        alignment="left",
+        frameon=False,
+    )

@@ -1,0 +1,134 @@
+"""Routing decisions from a `vf-eval` run's `traces.jsonl` (verifiers 0.4.0).
+
+Each line is one episode (`verifiers.v1.episode.Episode` dumped as JSON): `task.data` holds the task
+row (our env's fields included), `traces` the agents' traces, each with its message graph `nodes`
+(`{message: {role, content}, sampled}`), `root_reply`, `rewards` ({name: {score, weight}}) and
+`metrics`. The decision is the env's `parse_route` applied to the trace's final reply: the last
+model-sampled assistant message (what `Trace.last_reply` returns), so a router that thinks aloud and
+answers last is read as it would be in training. Several episodes per task (`-r N`) are several
+decisions. Plain JSON is read, so verifiers need not be importable here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import Any
+
+from router_frontier_rl.route_parser import parse_route
+from router_train.evaluate.decisions import Decisions, EvaluateError, from_labels
+
+_ID_FIELDS = ("instance_id", "id", "name")
+"""Task-row fields that may hold the SWE-bench instance id, tried in this order."""
+
+
+def _text(content: Any) -> str:
+    """Message content as text: a string, or the text parts of a content-part list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"
+        )
+    return ""
+
+
+def last_reply(trace: dict[str, Any]) -> str | None:
+    """The trace's final reply, as `verifiers.v1.trace.Trace.last_reply` defines it; None if it has none."""
+    if isinstance(trace.get("root_reply"), str):
+        return str(trace["root_reply"]).strip()
+    nodes = trace.get("nodes")
+    messages: list[tuple[dict[str, Any], bool]] = []
+    if isinstance(nodes, list):
+        messages = [
+            (n["message"], bool(n.get("sampled", False)))
+            for n in nodes
+            if isinstance(n, dict) and isinstance(n.get("message"), dict)
+        ]
+    elif isinstance(trace.get("messages"), list):  # a flattened export: every assistant turn counts
+        messages = [(m, True) for m in trace["messages"] if isinstance(m, dict)]
+    replies = [m for m, sampled in messages if m.get("role") == "assistant" and sampled]
+    if not replies:
+        return None
+    return _text(replies[-1].get("content")).strip()
+
+
+def _task_id(data: Any, key: Any, known: Collection[str]) -> str | None:
+    candidates = [data.get(f) for f in _ID_FIELDS] if isinstance(data, dict) else []
+    candidates.append(key)
+    for c in candidates:
+        if isinstance(c, str) and c in known:
+            return c
+    return None
+
+
+def _scores(trace: dict[str, Any]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for name, reward in (trace.get("rewards") or {}).items():
+        if isinstance(reward, dict) and isinstance(reward.get("score"), int | float):
+            out[f"reward/{name}"] = float(reward["score"])
+    for name, value in (trace.get("metrics") or {}).items():
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            out[f"metric/{name}"] = float(value)
+    return out
+
+
+def read_traces(
+    path: str | Path, valid_ids: Sequence[str], known_tasks: Collection[str], *, name: str | None = None
+) -> Decisions:
+    """Decisions from a traces.jsonl; episodes of tasks not in `known_tasks` are skipped.
+
+    An episode that failed before producing a trace counts as one unparseable decision for its task.
+    Raises EvaluateError (naming the file and line) on unreadable files and lines that are not episodes.
+    """
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise EvaluateError(f"{path}: cannot read traces file: {exc.strerror}") from exc
+    picks: dict[str, list[str | None]] = {}
+    sums: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    seen_episode = False
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            episode = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise EvaluateError(f"{path}:{lineno}: not JSON: {exc.msg}") from exc
+        if not isinstance(episode, dict) or not isinstance(episode.get("task"), dict):
+            raise EvaluateError(f"{path}:{lineno}: not a verifiers episode (no `task` object)")
+        seen_episode = True
+        traces = episode.get("traces") or []
+        if not isinstance(traces, list):
+            raise EvaluateError(f"{path}:{lineno}: `traces` is not a list")
+        task = episode["task"]
+        if not traces:
+            tid = _task_id(task.get("data"), task.get("key"), known_tasks)
+            if tid is not None:
+                picks.setdefault(tid, []).append(None)
+            continue
+        for trace in traces:
+            if not isinstance(trace, dict):
+                raise EvaluateError(f"{path}:{lineno}: a trace is not an object")
+            ttask: dict[str, Any] = trace["task"] if isinstance(trace.get("task"), dict) else task
+            tid = _task_id(ttask.get("data"), ttask.get("key"), known_tasks)
+            if tid is None:
+                continue
+            reply = last_reply(trace)
+            picks.setdefault(tid, []).append(None if reply is None else parse_route(reply, valid_ids))
+            for k, v in _scores(trace).items():
+                sums[k] = sums.get(k, 0.0) + v
+                counts[k] = counts.get(k, 0) + 1
+    if not seen_episode:
+        raise EvaluateError(f"{path}: no episodes in traces file")
+    if not picks:
+        raise EvaluateError(
+            f"{path}: none of its episodes is a task of the evaluated split (wrong table or --split?)"
+        )
+    label = name or path.parent.name or path.stem
+    decisions = from_labels(label, "traces", picks, source=path.name)
+    recorded = {k: round(sums[k] / counts[k], 6) for k in sorted(sums)}
+    return decisions.model_copy(update={"recorded": recorded})

@@ -1,0 +1,288 @@
+"""`router-train launch`: stage the env, push it, submit the config to Prime Hosted Training.
+
+Steps of a launch (each printed by `--dry-run`, which runs and writes nothing):
+1. load the config (the shipped preset file, or --config) and check it against our schema;
+2. check `prime` is on PATH and logged in (`prime config view`);
+3. stage ONE self-contained package (router_frontier_rl + router_oracle) from the built wheels;
+4. `prime env push -p STAGE` (output streamed), read the pushed hub id `owner/router-frontier-rl`;
+5. write runs/<stamp>-<preset>.toml: the config with its taskset id set to that hub id;
+6. `prime train runs/<stamp>-<preset>.toml -y` (output streamed), read the run id;
+7. write runs/<stamp>-<preset>.json (RunRecord), whatever the outcome after staging.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import TextIO
+
+from router_oracle.atomic_file import write_text_atomic
+from router_train.hosted.config_files import (
+    ConfigFileError,
+    dumps_config,
+    load_config,
+    shipped_path,
+)
+from router_train.hosted.presets import ENV_ID, PresetName
+from router_train.hosted.prime_tool import (
+    INSTALL_HINT,
+    find_prime,
+    login_status,
+    parse_pushed_slug,
+    parse_run_id,
+    stream,
+)
+from router_train.hosted.rl_config import RLConfig
+from router_train.hosted.runs import (
+    CommandRecord,
+    RunRecord,
+    RunStatus,
+    SourceRecord,
+    run_stem,
+    write_record,
+)
+from router_train.hosted.staging import (
+    ENV_DIST,
+    ORACLE_DIST,
+    PackageSource,
+    StagingError,
+    dir_source,
+    find_built_sources,
+    stage_env,
+    staged_requirements,
+)
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+"""Invalid config, or no usable env build (nothing was pushed)."""
+EXIT_NO_PRIME = 3
+"""`prime` is not on PATH."""
+EXIT_NOT_LOGGED_IN = 4
+"""`prime` is not logged in."""
+EXIT_NO_RUN_ID = 5
+"""`prime train` exited 0 but printed no run id (see the record and the output)."""
+# Any other non-zero status is prime's own, passed through from the failing `prime` command.
+
+EXIT_CODES_HELP = (
+    "exit status: 0 launched (or dry run done); 2 bad config or no env build; 3 `prime` not on PATH; "
+    "4 `prime` not logged in; 5 no run id in prime's output; any other: the failing prime command's own"
+)
+
+DEFAULT_DIST_DIR = Path("dist")
+DEFAULT_STAGE_DIR = Path("dist/hosted-stage/router-frontier-rl")
+DEFAULT_RUNS_DIR = Path("runs")
+
+
+def sources_from_imports(version: str | None = None) -> tuple[tuple[PackageSource, PackageSource], str]:
+    """The importable router_frontier_rl / router_oracle source roots as staging inputs, and a version.
+
+    The version is the installed distribution's unless given; a bare checkout has none.
+    """
+    import router_frontier_rl
+    import router_oracle
+
+    env_root = Path(router_frontier_rl.__file__).resolve().parent.parent
+    oracle_root = Path(router_oracle.__file__).resolve().parent.parent
+    if version is None:
+        try:
+            version = metadata.version(ENV_DIST)
+        except metadata.PackageNotFoundError:
+            raise StagingError(
+                f"{env_root}: {ENV_DIST} is not installed, so its version is unknown; pass --version"
+            ) from None
+    return (dir_source(env_root, ENV_DIST), dir_source(oracle_root, ORACLE_DIST)), version
+
+
+class _Out:
+    def __init__(self, out: TextIO | None, err: TextIO | None) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+
+    def line(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def error(self, text: str) -> None:
+        self.err.write(f"router-train launch: {text}\n")
+        self.err.flush()
+
+
+def _source_record(s: PackageSource) -> SourceRecord:
+    return SourceRecord(
+        distribution=s.distribution, kind=s.kind, path=str(s.path), version=s.version, sha256=s.sha256
+    )
+
+
+def _describe(s: PackageSource) -> str:
+    if s.kind == "dir":
+        return f"{s.path} (source root of {s.distribution})"
+    return f"{s.path} ({s.kind} of {s.distribution} {s.version}, sha256 {(s.sha256 or '')[:16]}...)"
+
+
+def launch(
+    preset: PresetName,
+    *,
+    dry_run: bool = False,
+    config_path: Path | None = None,
+    dist_dir: Path = DEFAULT_DIST_DIR,
+    stage_dir: Path = DEFAULT_STAGE_DIR,
+    runs_dir: Path = DEFAULT_RUNS_DIR,
+    sources: tuple[PackageSource, PackageSource] | None = None,
+    version: str | None = None,
+    now: Callable[[], datetime] | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Launch `preset` on Prime Hosted Training (see the module docstring); returns an exit status.
+
+    `sources` (env, oracle) replaces the builds found in `dist_dir` (e.g. source directories,
+    then `version` is needed). `config_path` replaces the shipped preset file.
+    """
+    io = _Out(out, err)
+    started = (now or (lambda: datetime.now(UTC)))()
+    stem = run_stem(preset, started)
+    config_file = config_path or shipped_path(preset)
+    # The shipped file lives wherever the package is installed; name it by its package path.
+    label = str(config_path) if config_path else f"router_train/configs/{preset}.toml (shipped preset)"
+    try:
+        config = load_config(config_file)
+    except ConfigFileError as e:
+        io.error(str(e))
+        return EXIT_BAD_INPUT
+    submitted_path = runs_dir / f"{stem}.toml"
+    record_path = runs_dir / f"{stem}.json"
+
+    if dry_run:
+        _print_plan(io, preset, config, label, dist_dir, stage_dir, sources, version, stem, runs_dir)
+        return EXIT_OK
+
+    prime = find_prime()
+    if prime is None:
+        io.error(f"`prime` is not on PATH: {INSTALL_HINT}")
+        return EXIT_NO_PRIME
+    logged_in, why = login_status(prime)
+    if not logged_in:
+        io.error(why)
+        return EXIT_NOT_LOGGED_IN
+
+    try:
+        env_src, oracle_src = sources or find_built_sources(dist_dir)
+        staged = stage_env(env_src, oracle_src, stage_dir, version=version)
+    except StagingError as e:
+        io.error(str(e))
+        return EXIT_BAD_INPUT
+    io.line(f"staged {ENV_DIST} {staged.version} ({staged.files} files, self-contained) in {stage_dir}")
+
+    commands: list[CommandRecord] = []
+
+    def finish(status: RunStatus, code: int, **fields: str | None) -> int:
+        record = RunRecord(
+            preset=preset,
+            created_at=started.isoformat(),
+            status=status,
+            run_id=fields.get("run_id"),
+            dashboard_url=fields.get("dashboard_url"),
+            env_id=fields.get("env_id"),
+            env_version=staged.version,
+            config_source=label,
+            submitted_config=fields.get("submitted_config"),
+            stage_dir=str(stage_dir),
+            sources=[_source_record(s) for s in staged.sources],
+            commands=commands,
+        )
+        write_record(record, record_path)
+        io.line(f"record: {record_path}")
+        return code
+
+    push_argv = [prime, "env", "push", "-p", str(stage_dir)]
+    io.line(f"$ {shlex.join(['prime', *push_argv[1:]])}")
+    pushed = stream(push_argv, echo=io.line)
+    commands.append(CommandRecord(argv=push_argv, returncode=pushed.returncode))
+    if pushed.returncode != 0:
+        io.error(f"`prime env push` failed (exit {pushed.returncode}); nothing was submitted")
+        return finish("push_failed", pushed.returncode)
+    env_id = parse_pushed_slug(pushed.lines)
+    if env_id is None:
+        io.error(f"could not read the pushed hub id from `prime env push`; submitting taskset id {ENV_ID}")
+        env_id = ENV_ID
+
+    submitted = _submitted_config(config, env_id, label)
+    write_text_atomic(submitted_path, submitted)
+    train_argv = [prime, "train", str(submitted_path), "-y"]
+    io.line(f"$ {shlex.join(['prime', *train_argv[1:]])}")
+    trained = stream(train_argv, echo=io.line)
+    commands.append(CommandRecord(argv=train_argv, returncode=trained.returncode))
+    common = {"env_id": env_id, "submitted_config": str(submitted_path)}
+    if trained.returncode != 0:
+        io.error(f"`prime train` failed (exit {trained.returncode})")
+        return finish("train_failed", trained.returncode, **common)
+    run_id, url = parse_run_id(trained.lines)
+    if run_id is None:
+        io.error("`prime train` succeeded but printed no run id; see its output above")
+        return finish("no_run_id", EXIT_NO_RUN_ID, **common)
+    io.line(f"run id: {run_id}")
+    return finish("launched", EXIT_OK, run_id=run_id, dashboard_url=url, **common)
+
+
+def _submitted_config(config: RLConfig, env_id: str, source: str) -> str:
+    return dumps_config(
+        config.with_taskset_id(ENV_ID, env_id),
+        header=f"Submitted by `router-train launch`: {source} with taskset id {ENV_ID} -> {env_id}.",
+    )
+
+
+def _print_plan(
+    io: _Out,
+    preset: str,
+    config: RLConfig,
+    label: str,
+    dist_dir: Path,
+    stage_dir: Path,
+    sources: tuple[PackageSource, PackageSource] | None,
+    version: str | None,
+    stem: str,
+    runs_dir: Path,
+) -> None:
+    submitted_path = runs_dir / f"{stem}.toml"
+    io.line(f"# router-train launch {preset} --dry-run: the plan; nothing is run or written.")
+    io.line(f"# config: {label}, valid")
+    prime = find_prime()
+    if prime is None:
+        io.line(f"# prime: not on PATH; a launch would exit {EXIT_NO_PRIME}: {INSTALL_HINT}")
+    else:
+        io.line(f"# prime: {prime} (login is checked with `prime config view` at launch)")
+    try:
+        env_src, oracle_src = sources or find_built_sources(dist_dir)
+        resolved = version or env_src.version
+        io.line(f"# 1. stage {ENV_DIST} {resolved} with router_oracle inside (no router-oracle dependency)")
+        io.line(f"#    into {stage_dir}, from:")
+        io.line(f"#      {_describe(env_src)}")
+        io.line(f"#      {_describe(oracle_src)}")
+        io.line(f"#    requirements: {', '.join(staged_requirements(env_src, oracle_src))}")
+    except StagingError as e:
+        io.line(f"# 1. stage: not possible now, a launch would exit {EXIT_BAD_INPUT}: {e}")
+    io.line(f"$ {shlex.join(['prime', 'env', 'push', '-p', str(stage_dir)])}")
+    io.line(
+        f"# 2. write {submitted_path}: the config below, taskset id {ENV_ID} -> the pushed OWNER/{ENV_ID}"
+    )
+    io.line(f"$ {shlex.join(['prime', 'train', str(submitted_path), '-y'])}")
+    io.line(f"# 3. record the run id in {runs_dir / f'{stem}.json'}")
+    io.line("# --- config ---")
+    for text_line in dumps_config(config).rstrip("\n").split("\n"):
+        io.line(text_line)
+    io.line("# --- end of config ---")
+
+
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_NOT_LOGGED_IN",
+    "EXIT_NO_PRIME",
+    "EXIT_NO_RUN_ID",
+    "EXIT_OK",
+    "launch",
+    "sources_from_imports",
+]

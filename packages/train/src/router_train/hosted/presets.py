@@ -1,0 +1,235 @@
+"""Typed presets `smoke` and `full`, and the one mapping from the reference recipe to prime-rl fields.
+
+Reference: Applied Compute, "Training an Agentic Router for Optimal Cost-Performance on SWE Tasks"
+(2026-06-04). Recipe value -> prime-rl field (see `build_config`):
+
+- GRPO                         -> orchestrator.algo.type = "grpo"
+- 8 samples per task           -> orchestrator.group_size = 8
+- 64 tasks per step            -> orchestrator.batch_size = 64 * 8 = 512 (prime-rl counts rollouts:
+                                  "samples to train on per step", must be a multiple of group_size)
+- lr 5e-7                      -> trainer.optim.lr
+- Adam betas (0.9, 0.98)       -> trainer.optim.betas1, trainer.optim.betas2 (type = "adamw")
+- weight decay 0.1             -> trainer.optim.weight_decay
+- grad clip 0.5                -> trainer.optim.max_norm
+- no KL                        -> trainer.loss.kl_tau = 0.0 (prime-rl's GRPO has no reference-model KL
+                                  at all; kl_tau weights its trainer-vs-sampler squared log-ratio term)
+- temperature 1.0              -> orchestrator.train.sampling.temperature
+- 16,384 max tokens            -> orchestrator.train.sampling.max_completion_tokens
+- PPO-style ratio clipping     -> trainer.loss.dppo_mask_low = dppo_mask_high = 0.2 (prime-rl's only
+                                  built-in trust region masks tokens by probability difference)
+- env router-frontier-rl       -> [[orchestrator.train.source]] env.taskset {id, split = "train",
+                                  upsample = true}, verifiers' null (plain chat) harness
+
+Deviations (no field, or a different one), also listed in the README:
+
+1. Clipping: prime-rl has no PPO ratio clip. Its default loss (DPPO-Binary-TV) drops the gradient of a
+   token whose probability moved more than a threshold since sampling, in the direction its advantage
+   pushes; we set both thresholds to 0.2, the usual PPO epsilon (the reference does not give its own).
+2. Advantage: prime-rl's `grpo` is reward minus the group mean, without dividing by the group's standard
+   deviation; there is no field for the std normalisation of the original GRPO.
+3. No KL: `kl_tau = 0` also drops prime-rl's small (default 1e-3) trainer-vs-sampler regulariser,
+   which is not a KL to a reference model; set it back to 1e-3 if runs drift.
+4. Asynchrony: prime-rl generates rollouts while it trains, so a batch may come from up to
+   `orchestrator.max_off_policy_steps` (default 8) older policies; we keep its default.
+5. Max tokens -> completion tokens per turn; `seq_len` (no recipe value) is that plus
+   PROMPT_TOKEN_BUDGET for the prompt. Longer samples are truncated by prime-rl.
+6. Model: the reference trains Qwen3.6-35B-A3B; `full` uses it, `smoke` a 4B instruct model. Steps,
+   GPU split, eval cadence and checkpointing are not in the recipe: our choices, below.
+7. Learning-rate schedule: constant (prime-rl's default); the reference gives none.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from router_train.hosted.rl_config import (
+    AdamWConfig,
+    AgentConfig,
+    DefaultLossConfig,
+    EvalConfig,
+    EvalSamplingConfig,
+    EvalSourceConfig,
+    HarnessConfig,
+    OrchestratorConfig,
+    RLConfig,
+    RuntimeConfig,
+    SharedCheckpointConfig,
+    SharedModelConfig,
+    SingleNodeDeploymentConfig,
+    TasksetArgs,
+    TrainConfig,
+    TrainerConfig,
+    TrainSamplingConfig,
+    TrainSourceConfig,
+    VfEnvConfig,
+)
+
+PresetName = Literal["smoke", "full"]
+PRESET_NAMES: tuple[PresetName, ...] = ("smoke", "full")
+
+ENV_ID = "router-frontier-rl"
+"""The environment's id: its distribution name, which verifiers maps to module `router_frontier_rl`."""
+
+PROMPT_TOKEN_BUDGET = 8192
+"""Tokens reserved for the prompt (system prompt, capability summary, issue text) in `seq_len`."""
+
+SPLIT_EVAL_FRACTION = 0.2
+SPLIT_SEED = 0
+"""Written into every source so train and eval sources always agree on the split."""
+
+
+class Recipe(BaseModel):
+    """The reference recipe's hyperparameters, as the reference states them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    samples_per_task: int = 8
+    """Rollouts per task (the GRPO group)."""
+    tasks_per_step: int = 64
+    """Distinct tasks per optimizer step."""
+    lr: float = 5e-7
+    """Adam learning rate."""
+    betas: tuple[float, float] = (0.9, 0.98)
+    """Adam (beta1, beta2)."""
+    weight_decay: float = 0.1
+    """Weight decay."""
+    grad_clip: float = 0.5
+    """Gradient-norm clip."""
+    kl_coef: float = 0.0
+    """KL penalty weight (none)."""
+    temperature: float = 1.0
+    """Rollout sampling temperature."""
+    max_tokens: int = 16384
+    """Maximum generated tokens."""
+    clip_eps: float = 0.2
+    """Trust-region width; the reference does not state it, 0.2 is the usual PPO value."""
+
+
+RECIPE = Recipe()
+
+
+class PresetSpec(BaseModel):
+    """What distinguishes one preset: scale and run logistics (the recipe is shared)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: PresetName
+    """Preset name, also the shipped file's stem."""
+    description: str
+    """One line for `--help` and the file header."""
+    model: str
+    """Hugging Face id of the policy (must be in renderers' MODEL_RENDERER_MAP for `auto`)."""
+    max_steps: int = Field(ge=1)
+    """Training steps."""
+    tasks_per_step: int = Field(ge=1)
+    """Distinct tasks per step (batch_size = tasks_per_step * samples_per_task)."""
+    max_completion_tokens: int = Field(ge=1)
+    """Completion token cap per turn."""
+    num_train_gpus: int = Field(ge=1)
+    """Trainer GPUs."""
+    num_infer_gpus: int = Field(ge=1)
+    """Inference GPUs."""
+    eval_interval: int | None = Field(default=None, ge=1)
+    """Evaluate on the held-out split every this many steps; None: no eval during training."""
+    checkpoint: bool
+    """Save a checkpoint at the end of training."""
+
+    @model_validator(mode="after")
+    def _fits_one_node(self) -> PresetSpec:
+        if self.num_train_gpus + self.num_infer_gpus > 8:
+            raise ValueError(f"preset {self.name}: more than 8 GPUs do not fit prime-rl's single node")
+        return self
+
+
+PRESETS: dict[PresetName, PresetSpec] = {
+    "smoke": PresetSpec(
+        name="smoke",
+        description="a few cheap steps on a 4B model: checks the env, the config and the pipeline",
+        model="Qwen/Qwen3-4B-Instruct-2507",
+        max_steps=5,
+        tasks_per_step=8,
+        max_completion_tokens=1024,
+        num_train_gpus=1,
+        num_infer_gpus=1,
+        eval_interval=None,
+        checkpoint=False,
+    ),
+    "full": PresetSpec(
+        name="full",
+        description="the reference recipe on the reference's model (Qwen3.6-35B-A3B)",
+        model="Qwen/Qwen3.6-35B-A3B",
+        max_steps=100,
+        tasks_per_step=RECIPE.tasks_per_step,
+        max_completion_tokens=RECIPE.max_tokens,
+        num_train_gpus=4,
+        num_infer_gpus=4,
+        eval_interval=10,
+        checkpoint=True,
+    ),
+}
+
+
+def _env(split: Literal["train", "eval"], *, upsample: bool) -> VfEnvConfig:
+    return VfEnvConfig(
+        taskset=TasksetArgs(
+            id=ENV_ID,
+            split=split,
+            eval_fraction=SPLIT_EVAL_FRACTION,
+            split_seed=SPLIT_SEED,
+            upsample=upsample,
+        ),
+        # The router answers in one chat turn: verifiers' null harness, no sandbox.
+        agent=AgentConfig(harness=HarnessConfig(id="null"), runtime=RuntimeConfig(type="subprocess")),
+    )
+
+
+def build_config(spec: PresetSpec, recipe: Recipe = RECIPE) -> RLConfig:
+    """The prime-rl config of a preset: the recipe's hyperparameters at the preset's scale."""
+    eval_cfg = None
+    if spec.eval_interval is not None:
+        eval_cfg = EvalConfig(
+            interval=spec.eval_interval,
+            sampling=EvalSamplingConfig(
+                temperature=recipe.temperature, max_completion_tokens=spec.max_completion_tokens
+            ),
+            source=[EvalSourceConfig(name=f"{ENV_ID}-eval", env=_env("eval", upsample=False))],
+        )
+    return RLConfig(
+        max_steps=spec.max_steps,
+        seq_len=spec.max_completion_tokens + PROMPT_TOKEN_BUDGET,
+        model=SharedModelConfig(name=spec.model),
+        deployment=SingleNodeDeploymentConfig(
+            num_train_gpus=spec.num_train_gpus, num_infer_gpus=spec.num_infer_gpus
+        ),
+        ckpt=SharedCheckpointConfig() if spec.checkpoint else None,
+        orchestrator=OrchestratorConfig(
+            batch_size=spec.tasks_per_step * recipe.samples_per_task,
+            group_size=recipe.samples_per_task,
+            train=TrainConfig(
+                sampling=TrainSamplingConfig(
+                    temperature=recipe.temperature, max_completion_tokens=spec.max_completion_tokens
+                ),
+                source=[TrainSourceConfig(name=ENV_ID, env=_env("train", upsample=True))],
+            ),
+            eval=eval_cfg,
+        ),
+        trainer=TrainerConfig(
+            optim=AdamWConfig(
+                lr=recipe.lr,
+                weight_decay=recipe.weight_decay,
+                max_norm=recipe.grad_clip,
+                betas1=recipe.betas[0],
+                betas2=recipe.betas[1],
+            ),
+            loss=DefaultLossConfig(
+                dppo_mask_low=recipe.clip_eps, dppo_mask_high=recipe.clip_eps, kl_tau=recipe.kl_coef
+            ),
+        ),
+    )
+
+
+def preset_config(name: PresetName) -> RLConfig:
+    """The config of preset `name`."""
+    return build_config(PRESETS[name])

@@ -1,0 +1,105 @@
+"""Checkpoint file of the local router: one JSON document, header and weights, written atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from router_oracle.atomic_file import write_text_atomic
+from router_train.local.config import FeatureConfig, LocalTrainConfig, LocalTrainError
+from router_train.local.features import FeatureState, feature_dim
+from router_train.local.policy import RouterPolicy
+
+CHECKPOINT_VERSION = 1
+"""Bumped on any change an older reader would misinterpret (`LocalCheckpoint.version`)."""
+
+
+class LocalCheckpoint(BaseModel):
+    """A trained local router: everything needed to featurise a task and route it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["router-train-local"] = "router-train-local"
+    """Marks the file as a local-trainer checkpoint."""
+    version: Literal[1] = 1
+    """Checkpoint format version."""
+    pool_ids: list[str]
+    """The pool's model ids, in the order of the weight columns."""
+    features: FeatureConfig
+    """How tasks were featurised."""
+    feature_state: FeatureState
+    """What feature fitting learned from the train split (idf, vocabularies)."""
+    train: LocalTrainConfig
+    """The run's full configuration, seed included."""
+    table: str
+    """The oracle table trained on: its path as given, or `router_frontier_rl/data/oracle_table.json`."""
+    step: int
+    """GRPO steps taken when this checkpoint was written."""
+    weights: list[list[float]]
+    """Weight matrix, one row per feature, one column per pool model."""
+    bias: list[float]
+    """Bias per pool model."""
+
+    @model_validator(mode="after")
+    def _shapes(self) -> LocalCheckpoint:
+        k = len(self.pool_ids)
+        dim = feature_dim(self.features, self.feature_state)
+        if len(self.bias) != k or len(self.weights) != dim or any(len(r) != k for r in self.weights):
+            raise ValueError(f"weights must be {dim} x {k} and bias {k} long for this pool and features")
+        return self
+
+
+def checkpoint_of(policy: RouterPolicy, train: LocalTrainConfig, table: str, step: int) -> LocalCheckpoint:
+    return LocalCheckpoint(
+        pool_ids=policy.pool_ids,
+        features=policy.features,
+        feature_state=policy.feature_state,
+        train=train,
+        table=table,
+        step=step,
+        weights=[[float(v) for v in row] for row in policy.weights],
+        bias=[float(v) for v in policy.bias],
+    )
+
+
+def dumps_checkpoint(ckpt: LocalCheckpoint) -> str:
+    """Canonical JSON text: header fields first, compact weight rows (byte-stable for the same run)."""
+    return json.dumps(ckpt.model_dump(mode="json"), separators=(",", ":")) + "\n"
+
+
+def save_checkpoint(ckpt: LocalCheckpoint, path: str | os.PathLike[str]) -> None:
+    write_text_atomic(Path(path), dumps_checkpoint(ckpt))
+
+
+def read_checkpoint(path: str | os.PathLike[str]) -> LocalCheckpoint:
+    """Read and validate a checkpoint; errors name the file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise LocalTrainError(f"{path}: cannot read local router checkpoint: {exc.strerror}") from exc
+    try:
+        return LocalCheckpoint.model_validate_json(text)
+    except ValidationError as exc:
+        raise LocalTrainError(
+            f"{path}: not a valid local router checkpoint (v{CHECKPOINT_VERSION}): {exc}"
+        ) from exc
+
+
+def policy_of(ckpt: LocalCheckpoint) -> RouterPolicy:
+    return RouterPolicy(
+        pool_ids=ckpt.pool_ids,
+        features=ckpt.features,
+        feature_state=ckpt.feature_state,
+        weights=np.asarray(ckpt.weights, dtype=np.float64).reshape(-1, len(ckpt.pool_ids)),
+        bias=np.asarray(ckpt.bias, dtype=np.float64),
+    )
+
+
+def load_policy(path: str | os.PathLike[str]) -> RouterPolicy:
+    """The router saved at `path` (a `checkpoint.json` written by `router-train local`)."""
+    return policy_of(read_checkpoint(path))

@@ -1,0 +1,92 @@
+"""GRPO for a linear softmax policy: group-normalised advantages, the policy gradient, AdamW."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def group_advantages(rewards: np.ndarray, eps: float) -> np.ndarray:
+    """(r - group mean) / (group std + eps) per row; a row is one task's group of samples.
+
+    Population std (ddof=0). A group whose samples all scored the same has zero advantage: it
+    carries no signal about which route is better for that task.
+    """
+    mean = rewards.mean(axis=1, keepdims=True)
+    std = rewards.std(axis=1, keepdims=True)
+    out: np.ndarray = (rewards - mean) / (std + eps)
+    return out
+
+
+def sample_actions(probs: np.ndarray, samples: int, rng: np.random.Generator) -> np.ndarray:
+    """`samples` draws per row of `probs` (inverse CDF), shape (rows, samples), ints in [0, K)."""
+    cdf = np.cumsum(probs, axis=1)
+    u = rng.random((probs.shape[0], samples))
+    # Rounding can leave the last cdf a hair under 1; clamp so a draw never falls off the end.
+    idx = np.sum(u[:, :, None] >= cdf[:, None, :], axis=2)
+    out: np.ndarray = np.minimum(idx, probs.shape[1] - 1)
+    return out
+
+
+def policy_gradient(
+    x: sp.csr_matrix, probs: np.ndarray, actions: np.ndarray, advantages: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Gradient of the GRPO loss -mean(A * log pi(a | x)) over all samples, w.r.t. (weights, bias).
+
+    d log pi(a | x) / d logits = onehot(a) - pi(x). On-policy with one update per batch, so the
+    importance ratio is 1 and PPO-style clipping would never bind: it is left out.
+    """
+    n_tasks, n_samples = actions.shape
+    k = probs.shape[1]
+    onehot_adv = np.zeros((n_tasks, k))
+    np.add.at(onehot_adv, (np.repeat(np.arange(n_tasks), n_samples), actions.ravel()), advantages.ravel())
+    g_logits = -(onehot_adv - advantages.sum(axis=1, keepdims=True) * probs) / (n_tasks * n_samples)
+    grad_w = np.asarray(x.T @ g_logits)
+    grad_b = g_logits.sum(axis=0)
+    return grad_w, grad_b
+
+
+class AdamW:
+    """Adam with decoupled weight decay (on the weights only), for a (weights, bias) pair."""
+
+    def __init__(
+        self,
+        shape_w: tuple[int, int],
+        lr: float,
+        betas: tuple[float, float],
+        weight_decay: float,
+        eps: float = 1e-8,
+    ) -> None:
+        self.lr, self.betas, self.weight_decay, self.eps = lr, betas, weight_decay, eps
+        self.m_w, self.v_w = np.zeros(shape_w), np.zeros(shape_w)
+        self.m_b, self.v_b = np.zeros(shape_w[1]), np.zeros(shape_w[1])
+        self.t = 0
+
+    def step(self, w: np.ndarray, b: np.ndarray, grad_w: np.ndarray, grad_b: np.ndarray) -> None:
+        """Update w and b in place."""
+        self.t += 1
+        b1, b2 = self.betas
+        c1, c2 = 1.0 - b1**self.t, 1.0 - b2**self.t
+        for p, g, m, v, decay in (
+            (w, grad_w, self.m_w, self.v_w, True),
+            (b, grad_b, self.m_b, self.v_b, False),
+        ):
+            m *= b1
+            m += (1.0 - b1) * g
+            v *= b2
+            v += (1.0 - b2) * g * g
+            if decay and self.weight_decay:
+                p *= 1.0 - self.lr * self.weight_decay
+            p -= self.lr * (m / c1) / (np.sqrt(v / c2) + self.eps)
+
+
+def clip_grad_norm(grad_w: np.ndarray, grad_b: np.ndarray, max_norm: float) -> float:
+    """Scale both gradients in place to a joint l2 norm of at most `max_norm` (0: no clip).
+
+    Returns the norm before clipping."""
+    norm = float(np.sqrt(np.sum(grad_w * grad_w) + np.sum(grad_b * grad_b)))
+    if max_norm > 0 and norm > max_norm:
+        scale = max_norm / norm
+        grad_w *= scale
+        grad_b *= scale
+    return norm

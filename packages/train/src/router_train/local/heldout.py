@@ -1,0 +1,123 @@
+"""The local trainer's end-of-run summary: its router against the baselines on the held-out split.
+
+Every number comes from the evaluate package's metrics (`router_train.evaluate.metrics`), which score
+choices with the env's own `score_route`; this module only picks the rows the summary shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from router_oracle.table import TaskRecord
+
+ROUTER_NAME = "local-grpo"
+"""Row name of the trained router."""
+RANDOM_NAME = "random(expected)"
+"""Row name of the uniform random router (its exact expectation, from the evaluate baselines)."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class HeldOutRow(_Frozen):
+    """One router on the held-out tasks."""
+
+    name: str
+    """`local-grpo` (the trained router, greedy), `random(expected)` (uniform random, exact
+    expectation), `always:<id>`, `oracle`."""
+    mean_reward: float
+    """Mean env `routed_reward`."""
+    accuracy: float
+    """Share of tasks routed to the oracle's pick."""
+    resolved_rate: float
+    """Mean resolve rate of the chosen models."""
+    mean_cost: float
+    """Mean cost per task of the chosen models, USD."""
+    total_cost: float
+    """Total cost over the held-out tasks, USD."""
+
+
+class HeldOutSummary(_Frozen):
+    """The trained router against the baselines on the held-out split."""
+
+    n_tasks: int
+    """Held-out tasks."""
+    rows: list[HeldOutRow]
+    """The trained router first, then `random(expected)`, each `always:<id>` in pool order, then `oracle`."""
+    routes: dict[str, int]
+    """How many held-out tasks the trained router sends to each pool model."""
+    gap_vs_mix: float | None
+    """Router resolved rate minus the best random mix of single models at the router's mean cost
+    (positive: above the single-model frontier); None when every single model costs more."""
+    beats_random: bool
+    """The router's mean `routed_reward` is above the uniform random router's."""
+
+    def row(self, name: str) -> HeldOutRow:
+        for r in self.rows:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+
+def heldout_summary(
+    tasks: Sequence[TaskRecord], pool_ids: Sequence[str], routes: Sequence[str]
+) -> HeldOutSummary:
+    """Score greedy `routes` (one per task) and the baselines on `tasks`."""
+    # Imported here: the evaluate package loads local checkpoints, so a module-level import could cycle.
+    from router_train.evaluate import baselines
+    from router_train.evaluate.decisions import Decisions, from_labels
+    from router_train.evaluate.metrics import RouterMetrics, compute_metrics, single_model_points
+
+    points = single_model_points(tasks, pool_ids)
+    ids = [t.instance_id for t in tasks]
+    routers: list[Decisions] = [
+        from_labels(ROUTER_NAME, "checkpoint", {i: [r] for i, r in zip(ids, routes, strict=True)}),
+        baselines.uniform_random_expected(tasks, pool_ids),
+        *(baselines.always(m, tasks) for m in pool_ids),
+        baselines.oracle(tasks),
+    ]
+    metrics: dict[str, RouterMetrics] = {
+        d.name: compute_metrics(d, tasks, points if d.name == ROUTER_NAME else None) for d in routers
+    }
+    rows = [
+        HeldOutRow(
+            name=name,
+            mean_reward=m.mean_reward,
+            accuracy=m.accuracy,
+            resolved_rate=m.resolved_rate,
+            mean_cost=m.mean_cost,
+            total_cost=m.total_cost,
+        )
+        for name, m in metrics.items()
+    ]
+    mine = metrics[ROUTER_NAME]
+    return HeldOutSummary(
+        n_tasks=len(tasks),
+        rows=rows,
+        routes={m: sum(r == m for r in routes) for m in pool_ids},
+        gap_vs_mix=mine.frontier.gap_vs_mix if mine.frontier is not None else None,
+        beats_random=mine.mean_reward > metrics[RANDOM_NAME].mean_reward,
+    )
+
+
+def format_summary(summary: HeldOutSummary) -> str:
+    """A plain-text table of the summary, for the terminal."""
+    lines = [
+        f"held-out tasks: {summary.n_tasks}",
+        f"{'router':28s} {'reward':>7s} {'acc':>6s} {'resolved':>8s} {'$/task':>7s} {'total $':>8s}",
+    ]
+    for r in summary.rows:
+        lines.append(
+            f"{r.name:28s} {r.mean_reward:7.3f} {r.accuracy:6.3f} {r.resolved_rate:8.3f} "
+            f"{r.mean_cost:7.3f} {r.total_cost:8.2f}"
+        )
+    lines.append("routes: " + ", ".join(f"{m}={n}" for m, n in summary.routes.items()))
+    gap = "n/a" if summary.gap_vs_mix is None else f"{summary.gap_vs_mix:+.4f}"
+    lines.append(
+        f"resolved rate vs best mix of single models at the same cost: {gap}; "
+        f"beats random on routed_reward: {'yes' if summary.beats_random else 'no'}"
+    )
+    return "\n".join(lines)

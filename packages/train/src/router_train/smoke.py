@@ -1,0 +1,111 @@
+"""`./pants run packages/train:smoke`: the project's main job, end to end in minutes on a laptop.
+
+1. build the default oracle table from the bundled data and check it against the env's bundled copy;
+2. load the `router-frontier-rl` environment (train split, upsampled, as hosted training uses it);
+3. render the `smoke` prime-rl config and check it against the shipped file;
+4. launch it on Prime Hosted Training when `prime` is installed and logged in; otherwise train the
+   local CPU router for a short run and report it on the held-out split, saying so plainly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from router_frontier_rl import RouterConfig, RouterTaskset, bundled_table_path
+from router_oracle.build import build_default_table
+from router_oracle.stats import compute_stats, format_stats
+from router_oracle.table import dumps_table
+from router_train.hosted import launch, load_config, prime_ready, render_preset, shipped_path
+from router_train.local import LocalTrainConfig, format_summary, train_local
+
+DEFAULT_OUTPUT = Path("dist/smoke")
+SMOKE_STEPS = 150
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _step(n: int, title: str) -> float:
+    print(f"\n[{n}/4] {title}", flush=True)
+    return time.perf_counter()
+
+
+def _done(t0: float) -> None:
+    print(f"      ({time.perf_counter() - t0:.1f} s)", flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="smoke",
+        description=(
+            "The main job: table -> environment -> smoke config -> hosted launch when Prime is set up, "
+            "else a short local GRPO run. Exit codes: 0 done, 1 a check failed, others from the launch."
+        ),
+    )
+    parser.add_argument("--output-dir", type=Path, default=DEFAULT_OUTPUT, help="local run outputs")
+    parser.add_argument("--steps", type=_positive_int, default=SMOKE_STEPS, help="local GRPO steps")
+    parser.add_argument("--local", action="store_true", help="train locally even when Prime is ready")
+    args = parser.parse_args(argv)
+
+    t0 = _step(1, "oracle table: default pool, bundled SWE-bench Verified + leaderboard data")
+    table = build_default_table()
+    bundled = bundled_table_path()
+    if dumps_table(table) != bundled.read_text(encoding="utf-8"):
+        print(f"error: {bundled} is stale; run `python -m router_frontier_rl.regenerate`", file=sys.stderr)
+        return 1
+    print(format_stats(compute_stats(table, origin="default pool")))
+    print(f"      matches the environment's bundled table byte for byte ({bundled.name})")
+    _done(t0)
+
+    t0 = _step(2, "environment router-frontier-rl (train split, upsampled)")
+    tasks = list(RouterTaskset(RouterConfig(split="train", upsample=True)))
+    held_out = list(RouterTaskset(RouterConfig(split="eval")))
+    labels = Counter(t.data.record.oracle for t in tasks)
+    print(f"      {len(tasks)} train tasks after upsampling, {len(held_out)} held out")
+    print(f"      oracle labels in train: {dict(sorted(labels.items()))}")
+    first = tasks[0].data
+    print(f"      first task {first.record.instance_id}; system prompt starts:")
+    for line in (first.system_prompt or "").splitlines()[:6]:
+        print(f"        | {line}")
+    _done(t0)
+
+    t0 = _step(3, "hosted config: prime-rl `smoke` preset")
+    shipped = shipped_path("smoke")
+    if render_preset("smoke") != shipped.read_text(encoding="utf-8"):
+        print(f"error: {shipped} is stale; run `router-train config --write-shipped`", file=sys.stderr)
+        return 1
+    config = load_config(shipped)
+    orch = config.orchestrator
+    print(
+        f"      {shipped.name}: model {config.model.name}, {config.max_steps} steps, "
+        f"{orch.batch_size} rollouts/step in groups of {orch.group_size}, lr {config.trainer.optim.lr}"
+    )
+    _done(t0)
+
+    ready, why = prime_ready()
+    if ready and not args.local:
+        _step(4, "launch on Prime Hosted Training")
+        # Pushes what `./pants package packages/env` built (dist/); launch says how when it is missing.
+        return launch("smoke")
+
+    t0 = _step(4, "local GRPO training on the CPU")
+    print(f"      NOT launching on Prime: {why if not ready else '--local given'}.")
+    print(f"      Training the local router instead ({args.steps} steps, 64 tasks x 8 samples per step).")
+    result = train_local(LocalTrainConfig(output_dir=args.output_dir, steps=args.steps), progress=True)
+    print(format_summary(result.summary))
+    print(f"      checkpoint {result.checkpoint_path}, per-step metrics {result.metrics_path}")
+    _done(t0)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

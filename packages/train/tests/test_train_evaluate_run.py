@@ -1,0 +1,278 @@
+"""Evaluation end to end: baselines, vf-eval traces, checkpoints, report files and the CLI."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+import router_train.local
+from router_frontier_rl.split import select_tasks
+from router_oracle.table import (
+    ModelOutcome,
+    OracleRule,
+    OracleTable,
+    Pool,
+    PoolModel,
+    RunOutcome,
+    TaskRecord,
+    write_table,
+)
+from router_oracle.tie_rule import pick_for_task
+from router_train.cli import main
+from router_train.evaluate import (
+    EvaluateError,
+    Source,
+    baselines,
+    evaluate,
+    read_table,
+    read_traces,
+    write_report,
+)
+from router_train.evaluate.metrics import compute_metrics
+from router_train.evaluate.traces import last_reply
+
+DATA = Path(__file__).parent / "data"
+VF_TRACES = DATA / "evaluate_vf_traces.jsonl"
+"""A real `vf-eval router-frontier-rl -r 2` output (stub model on 127.0.0.1), long texts trimmed."""
+VF_TABLE = DATA / "evaluate_vf_table.json"
+"""The bundled table cut to the 6 tasks of VF_TRACES, which its recorded rewards were scored on."""
+
+IDS = ["big", "mid", "small"]
+COST = {"big": 1.0, "mid": 0.4, "small": 0.1}
+POOL = Pool(name="t", models=[PoolModel(id=i, name=i, runs=[f"run-{i}"]) for i in IDS])
+REPOS = ["astropy/astropy", "django/django", "sympy/sympy", "pytest-dev/pytest"]
+
+
+def make_table(n: int = 60, seed: int = 1) -> OracleTable:
+    """Tasks whose text hints at the winner (a repo-specific word), so classifiers have something to learn."""
+    rng = random.Random(seed)
+    tasks = []
+    for i in range(n):
+        repo = REPOS[i % len(REPOS)]
+        p = {"big": 0.8, "mid": 0.6 if i % 4 == 1 else 0.3, "small": 0.7 if i % 4 == 2 else 0.2}
+        per_model = {
+            m: ModelOutcome(
+                resolve_rate=float(ok := rng.random() < p[m]),
+                cost=COST[m] * (0.5 + rng.random()),
+                runs=[RunOutcome(run=f"run-{m}", resolved=ok, cost=COST[m])],
+            )
+            for m in IDS
+        }
+        per_model = {
+            m: o.model_copy(update={"runs": [o.runs[0].model_copy(update={"cost": o.cost})]})
+            for m, o in per_model.items()
+        }
+        pick = pick_for_task(POOL, OracleRule(), per_model)
+        tasks.append(
+            TaskRecord(
+                instance_id=f"{repo.split('/')[1]}__task-{i:03d}",
+                repo=repo,
+                difficulty=None,
+                problem_statement=f"Issue {i}: the {['parser', 'model', 'printer', 'fixture'][i % 4]} fails.",
+                per_model=per_model,
+                oracle=pick.oracle,
+                best=pick.best,
+                all_failed=all(o.resolve_rate == 0 for o in per_model.values()),
+            )
+        )
+    return OracleTable(pool=POOL, rule=OracleRule(), sources=[], command="test", tasks=tasks)
+
+
+@pytest.fixture(scope="module")
+def table_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("t") / "table.json"
+    write_table(make_table(), path)
+    return path
+
+
+def rows_by_name(report):  # type: ignore[no-untyped-def]
+    return {r.name: r for r in report.rows}
+
+
+def test_baselines_are_sane(table_file: Path) -> None:
+    table, info = read_table(table_file)
+    report = evaluate(table, info, seed=3)
+    rows = rows_by_name(report)
+    tasks = select_tasks(table, "eval")
+    assert report.split.n_tasks == len(tasks) and report.split.n_train_tasks == len(table.tasks) - len(tasks)
+    oracle = rows["oracle"].metrics
+    assert (
+        oracle.accuracy == 1.0 and oracle.kappa == 1.0 and oracle.tvd == 0.0 and oracle.unparseable_rate == 0
+    )
+    for m in IDS:
+        got = rows[f"always:{m}"].metrics
+        assert got.resolved_rate == pytest.approx(
+            sum(t.per_model[m].resolve_rate for t in tasks) / len(tasks)
+        )
+        assert got.mean_cost == pytest.approx(sum(t.per_model[m].cost for t in tasks) / len(tasks), abs=1e-6)
+        assert oracle.resolved_rate >= got.resolved_rate
+    assert "cheapest:small" in rows  # the cheapest on the train split
+    expected = rows["random(expected)"].metrics
+    assert expected.accuracy == pytest.approx(1 / 3, abs=1e-6)
+    assert expected.resolved_rate == pytest.approx(
+        sum(rows[f"always:{m}"].metrics.resolved_rate for m in IDS) / 3, abs=1e-6
+    )
+    assert {"tfidf-logreg", "tfidf-logreg(balanced)", "tfidf-knn(k=10)", "random(seed=3)"} <= set(rows)
+    assert [p.model for p in report.single_models] == IDS
+
+
+def test_random_baseline_is_seeded(table_file: Path) -> None:
+    table, _ = read_table(table_file)
+    tasks = select_tasks(table, "eval")
+    a = baselines.uniform_random(tasks, IDS, 5)
+    assert a == baselines.uniform_random(list(reversed(tasks)), IDS, 5)  # order of tasks does not matter
+    assert a != baselines.uniform_random(tasks, IDS, 6)
+
+
+@pytest.mark.parametrize("fit", [baselines.tfidf_logreg, baselines.tfidf_knn])
+def test_classifiers_never_see_the_evaluated_labels(table_file: Path, fit) -> None:  # type: ignore[no-untyped-def]
+    table, _ = read_table(table_file)
+    train, tasks = select_tasks(table, "train"), select_tasks(table, "eval")
+    # Rewriting every evaluated task's oracle label (and outcomes) must not move a single prediction.
+    flipped = [
+        t.model_copy(update={"oracle": IDS[(IDS.index(t.oracle) + 1) % 3], "per_model": {}}) for t in tasks
+    ]
+    args = (0,) if fit is baselines.tfidf_logreg else ()
+    assert fit(train, tasks, *args).choices == fit(train, flipped, *args).choices
+    # And the train split's labels do matter (the classifier is fitted on them).
+    relabelled = [t.model_copy(update={"oracle": "big"}) for t in train]
+    assert set(fit(relabelled, tasks, *args).choices[tasks[0].instance_id]) == {"big"}
+    assert not {t.instance_id for t in train} & {t.instance_id for t in tasks}
+
+
+def test_last_reply_follows_verifiers() -> None:
+    def node(role: str, content, sampled: bool) -> dict:  # type: ignore[no-untyped-def]
+        return {"message": {"role": role, "content": content}, "sampled": sampled}
+
+    few_shot = node("assistant", "<route>big</route>", False)  # prompt-supplied, not the model's
+    assert last_reply({"nodes": [node("user", "q", False), few_shot]}) is None
+    trace = {
+        "nodes": [few_shot, node("assistant", " a ", True), node("assistant", "<route>mid</route> ", True)]
+    }
+    assert last_reply(trace) == "<route>mid</route>"
+    parts = [{"type": "text", "text": "<route>"}, {"type": "image_url", "image_url": {"url": "x"}}]
+    assert last_reply(
+        {"nodes": [node("assistant", [*parts, {"type": "text", "text": "small</route>"}], True)]}
+    ) == ("<route>\nsmall</route>")
+    assert last_reply({"root_reply": " <route>big</route>\n", "nodes": []}) == "<route>big</route>"
+
+
+def test_real_vf_eval_traces() -> None:
+    table, _ = read_table(VF_TABLE)
+    ids = {t.instance_id for t in table.tasks}
+    d = read_traces(VF_TRACES, table.pool.ids, ids, name="stub")
+    assert set(d.choices) == ids and set(d.samples.values()) == {2}
+    # The stub answered "<route>all of them</route>" 3 times out of 12: those decisions are unparseable.
+    assert sum(2 * c.get("<unparseable>", 0.0) for c in d.choices.values()) == 3
+    m = compute_metrics(d, table.tasks)
+    # Our scoring of the parsed replies reproduces what the environment recorded during the run.
+    assert m.mean_reward == pytest.approx(d.recorded["reward/routed_reward"], abs=1e-6)
+    assert m.resolved_rate == pytest.approx(d.recorded["reward/resolved_if_chosen"], abs=1e-6)
+    assert m.mean_cost == pytest.approx(d.recorded["reward/cost_if_chosen"], abs=1e-6)
+    assert m.accuracy == pytest.approx(d.recorded["reward/chose_oracle"], abs=1e-6)
+    assert 1 - m.unparseable_rate == pytest.approx(d.recorded["reward/parsed_valid_route"], abs=1e-6)
+
+
+def test_traces_of_other_tasks_and_bad_files(tmp_path: Path) -> None:
+    table, _ = read_table(VF_TABLE)
+    with pytest.raises(EvaluateError, match="none of its episodes"):
+        read_traces(VF_TRACES, table.pool.ids, {"not-a-task"})
+    bad = tmp_path / "traces.jsonl"
+    bad.write_text(VF_TRACES.read_text().splitlines()[0] + "\n{oops\n")
+    with pytest.raises(EvaluateError, match=r"traces\.jsonl:2: not JSON"):
+        read_traces(bad, table.pool.ids, {t.instance_id for t in table.tasks})
+    bad.write_text("")
+    with pytest.raises(EvaluateError, match="no episodes"):
+        read_traces(bad, table.pool.ids, set())
+    with pytest.raises(EvaluateError, match="cannot read"):
+        read_traces(tmp_path / "missing.jsonl", table.pool.ids, set())
+
+
+def test_failed_episode_counts_as_unparseable(tmp_path: Path) -> None:
+    table, _ = read_table(VF_TABLE)
+    episode = json.loads(VF_TRACES.read_text().splitlines()[0])
+    episode["traces"] = []
+    path = tmp_path / "run" / "traces.jsonl"
+    path.parent.mkdir()
+    path.write_text(json.dumps(episode) + "\n")
+    d = read_traces(path, table.pool.ids, {t.instance_id for t in table.tasks})
+    assert d.name == "run" and list(d.choices.values()) == [{"<unparseable>": 1.0}]
+
+
+def test_report_files_are_deterministic(table_file: Path, tmp_path: Path) -> None:
+    outs = []
+    for k in range(2):
+        table, info = read_table(table_file)
+        report = evaluate(table, info, seed=7)
+        files = write_report(report, tmp_path / f"out{k}")
+        assert [f.name for f in files] == ["report.json", "report.md", "cost_vs_resolved.png"]
+        outs.append({f.name: f.read_bytes() for f in files})
+    assert outs[0] == outs[1]
+    assert outs[0]["cost_vs_resolved.png"].startswith(b"\x89PNG")
+    data = json.loads(outs[0]["report.json"])
+    assert data["version"] == 1 and data["table"]["file"] == "table.json"
+    assert "| oracle |" in outs[0]["report.md"].decode()
+
+
+def test_checkpoint_source(table_file: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    class Policy:
+        def route(self, tasks: list[TaskRecord]) -> list[str]:
+            return ["mid" for _ in tasks]
+
+    seen: list[Path] = []
+
+    def load(path: Path) -> Policy:
+        seen.append(Path(path))
+        return Policy()
+
+    monkeypatch.setattr(router_train.local, "load_policy", load)
+    table, info = read_table(table_file)
+    report = evaluate(table, info, checkpoints=[Source(name="ckpt", path=tmp_path / "c.json")])
+    rows = rows_by_name(report)
+    assert seen == [tmp_path / "c.json"]
+    assert rows["ckpt"].kind == "checkpoint" and rows["ckpt"].source == "c.json"
+    assert rows["ckpt"].metrics.resolved_rate == rows["always:mid"].metrics.resolved_rate
+
+
+def test_missing_checkpoint_is_a_clear_error(table_file: Path, tmp_path: Path) -> None:
+    table, info = read_table(table_file)
+    with pytest.raises(EvaluateError, match="cannot load checkpoint"):
+        evaluate(table, info, checkpoints=[Source(name="x", path=tmp_path / "nope.json")])
+
+
+def test_cli_writes_the_report_and_prints_the_table(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "rep"
+    argv = [
+        "evaluate",
+        "--table",
+        str(VF_TABLE),
+        "--split",
+        "all",
+        "--traces",
+        f"stub={VF_TRACES}",
+        "-o",
+        str(out),
+    ]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "stub" in printed and "vs random mix" in printed and "oracle" in printed
+    assert {p.name for p in out.iterdir()} == {"report.json", "report.md", "cost_vs_resolved.png"}
+    report = json.loads((out / "report.json").read_text())
+    assert any("in-sample" in n for n in report["notes"])
+
+
+def test_cli_bad_input_exits_2_and_writes_nothing(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = tmp_path / "rep"
+    assert main(["evaluate", "--table", str(tmp_path / "none.json"), "-o", str(out)]) == 2
+    assert "none.json" in capsys.readouterr().err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    assert main(["evaluate", "--table", str(VF_TABLE), "--traces", str(bad), "-o", str(out)]) == 2
+    assert "bad.jsonl:1" in capsys.readouterr().err
+    assert main(["evaluate", "--table", str(VF_TABLE), "--no-baselines", "-o", str(out)]) == 2
+    assert not out.exists()

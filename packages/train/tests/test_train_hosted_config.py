@@ -1,0 +1,154 @@
+"""Hosted configs: recipe mapping, deterministic rendering, shipped files, prime-rl validation."""
+
+from __future__ import annotations
+
+import importlib.util
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from router_train.cli import main
+from router_train.hosted.config_files import (
+    ConfigFileError,
+    dumps_config,
+    load_config,
+    loads_config,
+    render_preset,
+    shipped_path,
+    stale_shipped,
+    write_shipped,
+)
+from router_train.hosted.presets import ENV_ID, PRESET_NAMES, RECIPE, preset_config
+
+SHIPPED = [shipped_path(name) for name in PRESET_NAMES]
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_every_shipped_config_parses_with_our_model(path: Path) -> None:
+    config = load_config(path)
+    assert config.orchestrator.train.source[0].env.taskset.id == ENV_ID
+
+
+def test_shipped_configs_are_not_stale() -> None:
+    # Regenerate with `router-train config --write-shipped` after changing a preset.
+    assert stale_shipped() == []
+    for name, path in zip(PRESET_NAMES, SHIPPED, strict=True):
+        assert path.read_text(encoding="utf-8") == render_preset(name)
+
+
+def test_rendering_is_deterministic_and_round_trips(tmp_path: Path) -> None:
+    for name in PRESET_NAMES:
+        assert render_preset(name) == render_preset(name)
+        assert loads_config(render_preset(name), origin=name) == preset_config(name)
+    write_shipped(tmp_path)
+    first = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    write_shipped(tmp_path)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == first
+    assert sorted(first) == ["full.toml", "smoke.toml"]  # and no temp files left behind
+
+
+def test_full_preset_maps_the_recipe() -> None:
+    cfg = preset_config("full")
+    orch, trainer = cfg.orchestrator, cfg.trainer
+    assert orch.algo.type == "grpo"
+    assert orch.group_size == RECIPE.samples_per_task == 8
+    # prime-rl's batch_size counts rollouts: 64 tasks x 8 samples.
+    assert orch.batch_size == 64 * 8
+    assert orch.train.sampling.temperature == 1.0
+    assert orch.train.sampling.max_completion_tokens == 16384
+    assert cfg.seq_len > 16384
+    opt = trainer.optim
+    assert (opt.type, opt.lr, opt.betas1, opt.betas2) == ("adamw", 5e-7, 0.9, 0.98)
+    assert (opt.weight_decay, opt.max_norm) == (0.1, 0.5)
+    assert trainer.loss.kl_tau == 0.0
+    assert trainer.loss.dppo_mask_low == trainer.loss.dppo_mask_high == 0.2
+    train_args = orch.train.source[0].env.taskset
+    assert (train_args.split, train_args.upsample) == ("train", True)
+    assert orch.eval is not None
+    eval_args = orch.eval.source[0].env.taskset
+    assert (eval_args.split, eval_args.upsample) == ("eval", False)
+    # Both sources pin the same split, whatever the env's defaults become.
+    assert (eval_args.eval_fraction, eval_args.split_seed) == (
+        train_args.eval_fraction,
+        train_args.split_seed,
+    )
+
+
+def test_smoke_preset_is_small_and_keeps_the_recipe() -> None:
+    smoke, full = preset_config("smoke"), preset_config("full")
+    assert smoke.max_steps <= 10
+    assert smoke.orchestrator.batch_size < full.orchestrator.batch_size
+    assert smoke.orchestrator.batch_size % smoke.orchestrator.group_size == 0
+    assert smoke.trainer == full.trainer
+    assert smoke.deployment.num_train_gpus + smoke.deployment.num_infer_gpus == 2
+
+
+def test_shipped_text_uses_table_headers_not_inline_tables() -> None:
+    text = render_preset("smoke")
+    assert "[[orchestrator.train.source]]" in text
+    assert "[orchestrator.train.source.env.taskset]" in text
+    assert "{" not in text
+    assert "\n[inference]\n" in text  # an empty table is what enables prime-rl's inference server
+
+
+def test_taskset_args_are_valid_env_args() -> None:
+    # The env args must be fields of the env's own TasksetConfig (router_frontier_rl.RouterConfig).
+    from router_frontier_rl import RouterConfig
+
+    for name in PRESET_NAMES:
+        for source in preset_config(name).env_sources():
+            args = source.env.taskset.model_dump(exclude_none=True, exclude={"id"})
+            parsed = RouterConfig.model_validate(args)
+            for key, value in args.items():
+                assert getattr(parsed, key) == value
+
+
+def test_hub_id_rewrite_touches_only_the_env() -> None:
+    cfg = preset_config("full")
+    pushed = cfg.with_taskset_id(ENV_ID, "alice/router-frontier-rl")
+    assert {s.env.taskset.id for s in pushed.env_sources()} == {"alice/router-frontier-rl"}
+    assert {s.env.taskset.id for s in cfg.env_sources()} == {ENV_ID}
+    restored = pushed.with_taskset_id("alice/router-frontier-rl", ENV_ID)
+    assert restored == cfg
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("prime_rl") is None or importlib.util.find_spec("prime_rl.configs") is None,
+    reason="prime_rl.configs (prime-rl's config package, not on PyPI) is not installed",
+)
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_shipped_configs_validate_with_prime_rl(path: Path) -> None:
+    from prime_rl.configs.rl import RLConfig as PrimeRLConfig
+
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    cfg = PrimeRLConfig.model_validate(data)
+    ours = load_config(path)
+    assert cfg.orchestrator.batch_size == ours.orchestrator.batch_size
+    assert cfg.trainer.optim.lr == ours.trainer.optim.lr
+    # The hub id form that a launch submits resolves to the same module.
+    pushed = tomllib.loads(dumps_config(ours.with_taskset_id(ENV_ID, "alice/router-frontier-rl")))
+    PrimeRLConfig.model_validate(pushed)
+
+
+def test_bad_files_name_the_file(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.toml"
+    broken.write_text("max_steps = [", encoding="utf-8")
+    with pytest.raises(ConfigFileError, match=r"broken\.toml.*not valid TOML"):
+        load_config(broken)
+    unknown = tmp_path / "unknown.toml"
+    unknown.write_text(render_preset("smoke").replace("group_size = 8", "group_size = 8\nrollouts = 8"))
+    with pytest.raises(ConfigFileError, match=r"unknown\.toml(.|\n)*rollouts"):
+        load_config(unknown)
+    with pytest.raises(ConfigFileError, match=r"missing\.toml: cannot read"):
+        load_config(tmp_path / "missing.toml")
+
+
+def test_config_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "smoke"]) == 0
+    assert capsys.readouterr().out == render_preset("smoke")
+    out = tmp_path / "sub" / "full.toml"
+    assert main(["config", "full", "-o", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == render_preset("full")
+    assert main(["config", "--check"]) == 0
+    assert main(["config"]) == 2
