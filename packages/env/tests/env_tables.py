@@ -11,6 +11,7 @@ from router_oracle.table import (
     RunOutcome,
     TaskRecord,
 )
+from router_oracle.tie_rule import pick_for_task
 
 IDS = ["claude-opus-4.6", "gpt-5.2-high", "kimi-k2.5-high"]
 NAMES = {
@@ -24,24 +25,22 @@ Outcomes = dict[str, tuple[float, float]]
 
 
 def record(instance_id: str, outcomes: Outcomes, repo: str = "owner/repo", statement: str = "") -> TaskRecord:
-    """A task row whose oracle follows the project's rule (rate, then cost, then id)."""
-    best_rate = max(r for r, _ in outcomes.values())
-    best = sorted(m for m, (r, _) in outcomes.items() if r == best_rate)
-    oracle = min(best, key=lambda m: (outcomes[m][1], m))
+    """A task row whose oracle comes from the project's one rule (`router_oracle.tie_rule`)."""
+    per_model = {
+        m: ModelOutcome(resolve_rate=r, cost=c, runs=[RunOutcome(run=f"run-{m}", resolved=r >= 0.5, cost=c)])
+        for m, (r, c) in outcomes.items()
+    }
+    pool = Pool(name="test", models=[PoolModel(id=m, name=m, runs=[f"run-{m}"]) for m in outcomes])
+    pick = pick_for_task(pool, OracleRule(), per_model)
     return TaskRecord(
         instance_id=instance_id,
         repo=repo,
         difficulty="15 min - 1 hour",
         problem_statement=statement or f"Issue text of {instance_id}.",
-        per_model={
-            m: ModelOutcome(
-                resolve_rate=r, cost=c, runs=[RunOutcome(run=f"run-{m}", resolved=r >= 0.5, cost=c)]
-            )
-            for m, (r, c) in outcomes.items()
-        },
-        oracle=oracle,
-        best=best,
-        all_failed=best_rate == 0,
+        per_model=per_model,
+        oracle=pick.oracle,
+        best=pick.best,
+        all_failed=all(r == 0 for r, _ in outcomes.values()),
     )
 
 
