@@ -119,7 +119,7 @@ def test_hub_id_rewrite_touches_only_the_env() -> None:
 )
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.name for p in SHIPPED])
 def test_shipped_configs_validate_with_prime_rl(path: Path) -> None:
-    from prime_rl.configs.rl import RLConfig as PrimeRLConfig
+    from prime_rl.configs.rl import RLConfig as PrimeRLConfig  # pants: no-infer-dep
 
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     cfg = PrimeRLConfig.model_validate(data)
