@@ -18,8 +18,8 @@ from router_oracle.data_files import (
     tasks_path,
 )
 from router_oracle.errors import OracleInputError
+from router_oracle.file_hash import sha256_file
 from router_oracle.pool_file import load_pool
-from router_oracle.sources.rows import sha256_file
 
 LEADERBOARD_SHA = "66c8f54e51ae20103dc00b29031a926ff502951a49f472a9c9c31b728025c924"
 TASKS_SHA = "54d6c2841d443d976c7a5a24761c3d3faf5e440ed1a7c242b0e7663d1fbb01b3"

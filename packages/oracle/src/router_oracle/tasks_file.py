@@ -8,7 +8,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from router_oracle.data_files import display_path
 from router_oracle.errors import OracleInputError
-from router_oracle.sources.rows import read_text, sha256_file
+from router_oracle.file_hash import sha256_file
+from router_oracle.sources.rows import read_text
 from router_oracle.table import SourceFile
 
 

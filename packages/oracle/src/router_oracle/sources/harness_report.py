@@ -17,7 +17,8 @@ import os
 
 from router_oracle.data_files import display_path
 from router_oracle.errors import OracleInputError
-from router_oracle.sources.rows import LoadedSource, LongRow, check_id, read_text, sha256_file
+from router_oracle.file_hash import sha256_file
+from router_oracle.sources.rows import LoadedSource, LongRow, check_id, read_text
 from router_oracle.table import SourceFile
 
 OUTCOME_KEYS: dict[str, bool] = {

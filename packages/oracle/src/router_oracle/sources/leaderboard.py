@@ -14,6 +14,7 @@ from collections.abc import Collection
 
 from router_oracle.data_files import display_path
 from router_oracle.errors import OracleInputError
+from router_oracle.file_hash import sha256_file
 from router_oracle.sources.rows import (
     LoadedSource,
     LongRow,
@@ -21,7 +22,6 @@ from router_oracle.sources.rows import (
     check_id,
     check_resolved,
     read_text,
-    sha256_file,
 )
 from router_oracle.table import SourceFile
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import hashlib
 import math
 import os
 from dataclasses import dataclass
@@ -46,15 +45,6 @@ class LoadedSource:
     @property
     def name(self) -> str:
         return self.origin or self.source.path
-
-
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    """Hex sha256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def read_text(path: str | os.PathLike[str]) -> str:

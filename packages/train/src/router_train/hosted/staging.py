@@ -11,7 +11,6 @@ build). All three kinds go through `read_package_files`, and `stage_env` does no
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shutil
 import tarfile
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
+
+from router_oracle.file_hash import sha256_file
 
 ENV_DIST = "router-frontier-rl"
 ORACLE_DIST = "router-oracle"
@@ -91,14 +92,6 @@ class StagedEnv(BaseModel):
     """Number of package files copied."""
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _parse_metadata(text: str) -> tuple[str, str, tuple[str, ...]]:
     msg = Parser().parsestr(text)
     return msg["Name"] or "", msg["Version"] or "", tuple(msg.get_all("Requires-Dist") or [])
@@ -120,7 +113,7 @@ def wheel_source(path: Path) -> PackageSource:
         distribution=normalize_name(name),
         version=version,
         requires=requires,
-        sha256=_sha256(path),
+        sha256=sha256_file(path),
     )
 
 
@@ -143,7 +136,7 @@ def sdist_source(path: Path) -> PackageSource:
         distribution=normalize_name(name),
         version=version,
         requires=requires,
-        sha256=_sha256(path),
+        sha256=sha256_file(path),
     )
 
 
