@@ -40,7 +40,7 @@ def record(instance_id: str, outcomes: Outcomes, repo: str = "owner/repo", state
         per_model=per_model,
         oracle=pick.oracle,
         best=pick.best,
-        all_failed=all(r == 0 for r, _ in outcomes.values()),
+        all_failed=pick.all_failed,
     )
 
 

@@ -23,7 +23,7 @@ def table_path(small_table, tmp_path):
     return path
 
 
-def reply_trace(task: RouteTask, reply: str) -> vf.Trace:
+def scored_trace(task: RouteTask, reply: str) -> vf.Trace:
     return asyncio.run(score_reply(task, reply))
 
 
@@ -65,7 +65,7 @@ def test_every_config_loads_and_scores(table_path, small_table, kwargs) -> None:
     assert [t.data.idx for t in tasks] == list(range(len(tasks)))
     for task in tasks[:6]:
         for reply in (format_route(task.data.record.oracle), "<route>GPT-5.2 (high)</route>", "no idea"):
-            trace = reply_trace(task, reply)
+            trace = scored_trace(task, reply)
             want = score_completion(task.data.record, reply, task.data.valid_ids)
             assert {n: r.score for n, r in trace.rewards.items() if r} == want.model_dump()
             assert {n: r.weight for n, r in trace.rewards.items() if r} == dict(
@@ -109,7 +109,7 @@ def test_wire_round_trip_scores_the_same(table_path) -> None:
     task = next(iter(RouterTaskset(config)))
     rebuilt = RouteTask(RouteData.model_validate(task.data.model_dump(mode="json")), config.task)
     reply = format_route("kimi-k2.5-high")
-    assert reply_trace(rebuilt, reply).rewards == reply_trace(task, reply).rewards
+    assert scored_trace(rebuilt, reply).rewards == scored_trace(task, reply).rewards
 
 
 def test_config_errors() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import time
@@ -11,16 +10,16 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracle_samples import FIXTURES, leaderboard_results, write_tasks, write_trajectories
 
 from router_oracle.build import build_default_table, build_table
-from router_oracle.data_files import leaderboard_path, tasks_path
+from router_oracle.data_files import leaderboard_path
 from router_oracle.errors import OracleInputError
 from router_oracle.pool_file import load_pool
 from router_oracle.stats import compute_stats
 from router_oracle.table import OracleTable, Pool, PoolModel, dumps_table, loads_table
 from router_oracle.tie_rule import Candidate, pick_oracle
 
-FIXTURES = Path(__file__).parent / "fixtures"
 OPUS, GPT, KIMI = (
     "20260217_mini-v2.0.0_claude-4-6-opus",
     "20260217_mini-v2.0.0_gpt-5-2-high",
@@ -30,21 +29,12 @@ OPUS, GPT, KIMI = (
 
 @pytest.fixture(scope="module")
 def board() -> dict:
-    with gzip.open(leaderboard_path(), "rt", encoding="utf-8") as fh:
-        return {e["folder"]: e for e in json.load(fh)["results"]}
+    return {e["folder"]: e for e in leaderboard_results()}
 
 
 @pytest.fixture(scope="module")
 def default_table() -> OracleTable:
     return build_default_table()
-
-
-def write_tasks(tmp_path: Path, ids: list[str]) -> Path:
-    with gzip.open(tasks_path(), "rt", encoding="utf-8") as fh:
-        rows = {r["instance_id"]: r for r in map(json.loads, fh)}
-    path = tmp_path / "tasks.jsonl"
-    path.write_text("".join(json.dumps(rows[i]) + "\n" for i in ids))
-    return path
 
 
 # --- the real tables ---------------------------------------------------------------------------
@@ -136,16 +126,7 @@ def test_harness_report_plus_trajectories_reproduce_the_leaderboard_table(
     }  # fmt: skip
     report_path = tmp_path / "moonshot__kimi-k2.5.local.json"
     report_path.write_text(json.dumps(report, indent=4))
-    template = json.loads(
-        (FIXTURES / "trajs/gemini-3-pro/django__django-11099/django__django-11099.traj.json").read_text()
-    )
-    for i in ids:
-        (tmp_path / "trajs" / i).mkdir(parents=True)
-        doc = template | {"instance_id": i}
-        doc["info"] = template["info"] | {
-            "model_stats": {"instance_cost": details[i]["cost"], "api_calls": 1}
-        }
-        (tmp_path / "trajs" / i / f"{i}.traj.json").write_text(json.dumps(doc))
+    trajs = write_trajectories(tmp_path / "trajs", {i: details[i]["cost"] for i in ids})
     base = load_pool("default")
     pool = Pool(
         name="local", models=[*base.models[:2], base.models[2].model_copy(update={"runs": ["local-kimi"]})]
@@ -154,7 +135,7 @@ def test_harness_report_plus_trajectories_reproduce_the_leaderboard_table(
         pool,
         leaderboards=["bundled"],
         harness_reports=[(report_path, "local-kimi")],
-        trajectories=[(tmp_path / "trajs", "local-kimi")],
+        trajectories=[(trajs, "local-kimi")],
     )
     assert [s.kind for s in t.sources] == ["tasks", "leaderboard", "harness_report", "trajectories"]
     for a, b in zip(t.tasks, default_table.tasks, strict=True):

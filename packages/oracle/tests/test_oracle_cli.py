@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
+from oracle_samples import FIXTURES, write_tasks, write_trajectories
 
 from router_oracle.build import build_table
 from router_oracle.cli import main
-from router_oracle.data_files import tasks_path
 from router_oracle.table import dumps_table, load_table, write_table
-
-FIXTURES = Path(__file__).parent / "fixtures"
-TRAJ = "trajs/gemini-3-pro/django__django-11099/django__django-11099.traj.json"
 
 
 @pytest.fixture
@@ -56,17 +53,8 @@ def test_harness_report_and_trajectories_build(in_tmp: Path, capsys) -> None:
     """The real harness-report sample gives resolved flags; trajectories (real format) give costs."""
     report = FIXTURES / "harness/google__gemini-3-pro-preview.gemini-3-pro-sample.json"
     ids = json.loads(report.read_text())["submitted_ids"]
-    with gzip.open(tasks_path(), "rt", encoding="utf-8") as fh:
-        rows = [line for line in fh if json.loads(line)["instance_id"] in ids]
-    (in_tmp / "tasks.jsonl").write_text("".join(rows))
-    template = json.loads((FIXTURES / TRAJ).read_text())
-    for n, i in enumerate(ids):
-        (in_tmp / "trajs" / i).mkdir(parents=True)
-        doc = template | {
-            "instance_id": i,
-            "info": template["info"] | {"model_stats": {"instance_cost": n / 10}},
-        }
-        (in_tmp / "trajs" / i / f"{i}.traj.json").write_text(json.dumps(doc))
+    write_tasks(in_tmp, ids)
+    write_trajectories(in_tmp / "trajs", {i: n / 10 for n, i in enumerate(ids)})
     (in_tmp / "pool.toml").write_text(
         'name = "g"\n[[models]]\nid = "gemini-3-pro"\nname = "Gemini 3 Pro"\nruns = ["g1"]\n'
         '[[models]]\nid = "cheap"\nname = "Cheap"\nruns = ["c1"]\n'
@@ -149,6 +137,13 @@ def test_stats_rejects_bad_tables(in_tmp: Path, capsys) -> None:
     write_table(missing, in_tmp / "missing.json")
     assert main(["stats", "missing.json"]) == 2
     assert "per_model has" in capsys.readouterr().err
+    # a model's mean cost that JSON reads as infinity: an error naming the table, not a traceback
+    mean_cost = re.compile(r'("resolve_rate": [^,]+,\s+"cost": )[^,]+')
+    text, n = mean_cost.subn(r"\g<1>1e999", dumps_table(table), count=1)
+    assert n == 1
+    (in_tmp / "infinite.json").write_text(text)
+    assert main(["stats", "infinite.json"]) == 2
+    assert "infinite.json: not a valid oracle table" in capsys.readouterr().err
 
 
 def test_unwritable_output_exits_2(in_tmp: Path, capsys) -> None:

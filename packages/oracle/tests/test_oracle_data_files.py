@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from oracle_samples import leaderboard_results
 
 from router_oracle.data_files import (
     DATA_DIR,
@@ -79,8 +80,7 @@ def test_default_pool_is_the_reference_pool() -> None:
 
 @pytest.mark.parametrize("name", ["default", "multi_run"])
 def test_every_bundled_pool_run_has_full_per_task_data(name: str) -> None:
-    with gzip.open(leaderboard_path(), "rt", encoding="utf-8") as fh:
-        board = {e["folder"]: e.get("per_instance_details") for e in json.load(fh)["results"]}
+    board = {e["folder"]: e.get("per_instance_details") for e in leaderboard_results()}
     pool = load_pool(name)
     for model in pool.models:
         for run in model.runs:

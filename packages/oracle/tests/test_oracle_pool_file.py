@@ -47,6 +47,7 @@ def test_pool_file_loads_with_optional_price(tmp_path: Path) -> None:
         (GOOD.replace('id = "b"', 'id = "B model"'), "invalid pool"),
         (GOOD.replace('runs = ["r3"]', "runs = []"), "invalid pool"),
         (GOOD.replace("price = 0.5", "price = -1.0"), "invalid pool"),
+        (GOOD.replace("price = 0.5", "price = inf"), r"(?s)invalid pool: .*price must be finite"),
         (GOOD.replace('name = "B"', 'name = "B"\ncolour = "red"'), "invalid pool"),
     ],
 )

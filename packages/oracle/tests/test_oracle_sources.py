@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from oracle_samples import FIXTURES, TRAJ, leaderboard_results
 
 from router_oracle.data_files import leaderboard_path
 from router_oracle.errors import OracleInputError
@@ -16,15 +17,13 @@ from router_oracle.sources.leaderboard import read_leaderboard
 from router_oracle.sources.long_table import read_long_table
 from router_oracle.sources.trajectories import read_trajectories
 
-FIXTURES = Path(__file__).parent / "fixtures"
 GEMINI = "20251118_mini-v1.15.0_gemini-3-pro-preview-20251118"
 KIMI = "20260217_mini-v2.0.0_kimi-k2-5-high"
 
 
 @pytest.fixture(scope="module")
 def board() -> dict:
-    with gzip.open(leaderboard_path(), "rt", encoding="utf-8") as fh:
-        return json.load(fh)
+    return {"results": leaderboard_results()}
 
 
 def details(board: dict, run: str) -> dict:
@@ -156,9 +155,8 @@ def test_trajectories_real_files_give_the_leaderboard_costs(board: dict) -> None
 
 
 def test_trajectories_flat_layout_and_digest(tmp_path: Path) -> None:
-    real = FIXTURES / "trajs" / "gemini-3-pro" / "django__django-11099" / "django__django-11099.traj.json"
-    shutil.copy(real, tmp_path / "django__django-11099.traj")
-    doc = json.loads(real.read_text())
+    shutil.copy(TRAJ, tmp_path / "django__django-11099.traj")
+    doc = json.loads(TRAJ.read_text())
     del doc["instance_id"]  # then the file name gives the id
     (tmp_path / "astropy__astropy-12907.traj.json").write_text(json.dumps(doc | {"info": doc["info"]}))
     first = read_trajectories(tmp_path, run="r")
@@ -180,8 +178,7 @@ def test_trajectories_flat_layout_and_digest(tmp_path: Path) -> None:
     ],
 )
 def test_trajectories_bad_files(tmp_path: Path, mutate, message) -> None:
-    real = FIXTURES / "trajs" / "gemini-3-pro" / "django__django-11099" / "django__django-11099.traj.json"
-    doc = json.loads(real.read_text())
+    doc = json.loads(TRAJ.read_text())
     mutate(doc)
     (tmp_path / "django__django-11099").mkdir()
     bad = tmp_path / "django__django-11099" / "django__django-11099.traj.json"

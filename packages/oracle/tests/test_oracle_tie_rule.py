@@ -35,6 +35,7 @@ def test_pick_is_in_argmax_set_and_cheapest_within(cands: list[Candidate]) -> No
     cheapest = [i for i in pick.best if by_id[i].cost == by_id[pick.oracle].cost]
     assert pick.oracle == min(cheapest)
     assert pick.id_tiebreak == (len(cheapest) > 1)
+    assert pick.all_failed == (top == 0)
 
 
 @given(candidates(), st.randoms())
@@ -91,6 +92,7 @@ def test_all_fail_picks_the_cheapest(cands) -> None:
     cheapest = min(c.cost for c in failed)
     assert pick.oracle == min(c.id for c in failed if c.cost == cheapest)
     assert pick.best == sorted(c.id for c in failed)
+    assert pick.all_failed
 
 
 @given(st.lists(IDS, min_size=1, max_size=6, unique=True), RATES, COSTS)

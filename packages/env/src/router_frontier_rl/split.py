@@ -72,6 +72,12 @@ def upsampled(tasks: list[TaskRecord], seed: int = 0) -> list[TaskRecord]:
     return [t for _, t in sorted(keyed, key=lambda kt: kt[0])]
 
 
+def check_upsample(split: SplitName, upsample: bool) -> None:
+    """`upsample` balances the train split only: an eval split must keep the true label mix."""
+    if upsample and split != "train":
+        raise ValueError(f"upsample balances the train split only; got split={split!r}")
+
+
 def select_tasks(
     table: OracleTable,
     split: SplitName = "train",
@@ -82,10 +88,8 @@ def select_tasks(
 ) -> list[TaskRecord]:
     """The tasks a taskset serves, in a deterministic seeded order; `max_tasks` keeps a prefix.
 
-    `upsample` balances oracle labels and applies to the train split only (an eval split must keep
-    the true label mix, so asking for it there is an error)."""
-    if upsample and split != "train":
-        raise ValueError(f"upsample balances the train split only; got split={split!r}")
+    `upsample` balances oracle labels and applies to the train split only (`check_upsample`)."""
+    check_upsample(split, upsample)
     if max_tasks is not None and max_tasks < 1:
         raise ValueError(f"max_tasks must be at least 1, got {max_tasks}")
     by_id = {t.instance_id: t for t in table.tasks}

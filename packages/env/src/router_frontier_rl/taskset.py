@@ -17,7 +17,7 @@ from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.capabilities import summarize
 from router_frontier_rl.prompt import messages, system_prompt
 from router_frontier_rl.rewards import DEFAULT_WEIGHTS, REWARD_NAMES, RouteScores, score_completion
-from router_frontier_rl.split import SplitName, select_tasks, split_ids
+from router_frontier_rl.split import SplitName, check_upsample, select_tasks
 from router_oracle.table import OracleTable, TaskRecord, load_table
 
 
@@ -95,8 +95,7 @@ class RouterConfig(vf.TasksetConfig):
     def _apply_weights(self) -> Self:
         if len(self.weights) != len(REWARD_NAMES) or not all(math.isfinite(w) for w in self.weights):
             raise ValueError(f"weights must be {len(REWARD_NAMES)} finite numbers for {list(REWARD_NAMES)}")
-        if self.upsample and self.split != "train":
-            raise ValueError(f"upsample balances the train split only; got split={self.split!r}")
+        check_upsample(self.split, self.upsample)
         # Weights travel inside the task config, which is what verifiers hands to every task, including
         # tasks rebuilt from wire data in a server worker. `weights` is their one source: it overrides
         # any `task.rewards.<name>.weight` (e.g. one saved in a resolved config that is re-run).
@@ -144,8 +143,8 @@ class RouterTaskset(vf.Taskset[RouteTask, RouterConfig]):
     def load(self) -> Iterator[RouteTask]:
         cfg = self.config
         table = self.table()
-        by_id = {t.instance_id: t for t in table.tasks}
-        train = [by_id[i] for i in split_ids(table, cfg.eval_fraction, cfg.split_seed).train]
+        valid_ids = table.pool.ids
+        train = select_tasks(table, "train", cfg.eval_fraction, cfg.split_seed)
         system = system_prompt(summarize(train, table.pool))
         examples = _examples(train, cfg.few_shot)
         seen: Counter[str] = Counter()
@@ -157,7 +156,7 @@ class RouterTaskset(vf.Taskset[RouteTask, RouterConfig]):
                 prompt=messages(t, examples(t)),
                 system_prompt=system,
                 record=t,
-                valid_ids=table.pool.ids,
+                valid_ids=valid_ids,
                 repeat=seen[t.instance_id],
             )
             seen[t.instance_id] += 1

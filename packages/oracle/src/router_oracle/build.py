@@ -56,24 +56,20 @@ def canonical_command(
     output: PathLike | None,
 ) -> str:
     """The `router-oracle build` command line these arguments amount to, with no absolute paths."""
-
-    def show(p: PathLike) -> str:
-        return display_path(p)
-
     parts = ["router-oracle", "build", "--pool", pool_spec]
     for lb in leaderboards:
-        parts += ["--leaderboard", BUNDLED if str(lb) == BUNDLED else show(lb)]
+        parts += ["--leaderboard", BUNDLED if str(lb) == BUNDLED else display_path(lb)]
     for path, run in harness_reports:
-        parts += ["--harness-report", show(path), "--run", run]
+        parts += ["--harness-report", display_path(path), "--run", run]
     for path, run in trajectories:
-        parts += ["--trajectories", show(path), "--run", run]
+        parts += ["--trajectories", display_path(path), "--run", run]
     for lt in long_tables:
-        parts += ["--long-table", show(lt)]
+        parts += ["--long-table", display_path(lt)]
     if tasks is not None:
-        parts += ["--tasks", show(tasks)]
+        parts += ["--tasks", display_path(tasks)]
     parts += ["--tie-cost", tie_cost]
     if output is not None:
-        parts += ["-o", show(output)]
+        parts += ["-o", display_path(output)]
     return shlex.join(parts)
 
 
@@ -145,7 +141,7 @@ def build_table(
                 per_model=per_model,
                 oracle=pick.oracle,
                 best=pick.best,
-                all_failed=all(o.resolve_rate == 0 for o in per_model.values()),
+                all_failed=pick.all_failed,
             )
         )
     command = canonical_command(

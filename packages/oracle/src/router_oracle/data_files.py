@@ -15,6 +15,9 @@ from router_oracle.errors import OracleInputError
 DATA_DIR = Path(__file__).parent / "data"
 """The package's data directory."""
 
+POOLS_DIR = DATA_DIR / "pools"
+"""The bundled pool files (`<name>.toml`)."""
+
 BUNDLED_PREFIX = "router_oracle/data"
 """How bundled files are named in a table's provenance and command line."""
 
@@ -34,12 +37,12 @@ def leaderboard_path() -> Path:
 
 def pool_names() -> list[str]:
     """Names of the bundled pools (`default`, `multi_run`, ...), sorted."""
-    return sorted(p.stem for p in (DATA_DIR / "pools").glob("*.toml"))
+    return sorted(p.stem for p in POOLS_DIR.glob("*.toml"))
 
 
 def pool_path(name: str) -> Path:
     """The bundled pool file called `name` (e.g. `default`)."""
-    path = DATA_DIR / "pools" / f"{name}.toml"
+    path = POOLS_DIR / f"{name}.toml"
     if not path.is_file():
         raise OracleInputError(f"no bundled pool named {name!r}; bundled pools: {', '.join(pool_names())}")
     return path

@@ -13,3 +13,8 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def sha256_bytes(data: bytes) -> str:
+    """Hex sha256 of bytes already read: the same digest `sha256_file` gives for a file holding them."""
+    return hashlib.sha256(data).hexdigest()

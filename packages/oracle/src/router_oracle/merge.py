@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from router_oracle.errors import OracleInputError
-from router_oracle.sources.rows import LoadedSource
+from router_oracle.sources.rows import LoadedSource, LongRow
 from router_oracle.table import Pool
 
 
@@ -22,7 +23,23 @@ class Cell:
     """One run's merged result on one task."""
 
     resolved: bool
+    """Did the run resolve the task."""
     cost: float
+    """Cost of the run on the task, USD."""
+
+
+T = TypeVar("T")
+
+
+def _claim(store: dict[tuple[str, str], tuple[T, str]], field: str, value: T, row: LongRow) -> None:
+    """Record `row`'s `field` for its (run, task) cell; a second row giving it is a duplicate."""
+    key = (row.run, row.task_id)
+    if key in store:
+        raise OracleInputError(
+            f"{row.where}: duplicate row: {field} for {row.task_id!r} in run {row.run!r} "
+            f"already given by {store[key][1]}"
+        )
+    store[key] = (value, row.where)
 
 
 def _examples(ids: Sequence[str], n: int = 3) -> str:
@@ -52,21 +69,10 @@ def merge_sources(
                 raise OracleInputError(f"{row.where}: unknown task id {row.task_id!r} (not in the task file)")
             if not seen_in[row.run] or seen_in[row.run][-1] != src.name:
                 seen_in[row.run].append(src.name)
-            key = (row.run, row.task_id)
             if row.resolved is not None:
-                if key in resolved:
-                    raise OracleInputError(
-                        f"{row.where}: duplicate row: resolved for {row.task_id!r} in run {row.run!r} "
-                        f"already given by {resolved[key][1]}"
-                    )
-                resolved[key] = (row.resolved, row.where)
+                _claim(resolved, "resolved", row.resolved, row)
             if row.cost is not None:
-                if key in cost:
-                    raise OracleInputError(
-                        f"{row.where}: duplicate row: cost for {row.task_id!r} in run {row.run!r} "
-                        f"already given by {cost[key][1]}"
-                    )
-                cost[key] = (row.cost, row.where)
+                _claim(cost, "cost", row.cost, row)
     names = ", ".join(s.name for s in sources) or "none"
     merged: dict[str, dict[str, Cell]] = {}
     for model in pool.models:

@@ -17,34 +17,19 @@ import os
 import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError
 
-from router_oracle.data_files import DATA_DIR, display_path, pool_path
+from router_oracle.data_files import POOLS_DIR, display_path, pool_path
 from router_oracle.errors import OracleInputError
-from router_oracle.table import Pool, PoolModel
+from router_oracle.table import Pool
 
 
-class PoolFile(BaseModel):
-    """A pool TOML file, validated; `to_pool()` gives the table's `Pool`."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class PoolFile(Pool):
+    """A pool TOML file, validated (ids and runs unique, as in every `Pool`); `to_pool()` gives the
+    table's `Pool`."""
 
     name: str = Field(min_length=1)
-    """Short name of the pool (e.g. `default`)."""
-    description: str = ""
-    """What this pool mirrors and why."""
-    models: list[PoolModel] = Field(min_length=1)
-    """The candidates, in display order (order never affects a pick); ids and runs unique."""
-
-    @model_validator(mode="after")
-    def _unique(self) -> PoolFile:
-        ids = [m.id for m in self.models]
-        if len(set(ids)) != len(ids):
-            raise ValueError(f"duplicate model ids: {sorted({i for i in ids if ids.count(i) > 1})}")
-        runs = [r for m in self.models for r in m.runs]
-        if len(set(runs)) != len(runs):
-            raise ValueError(f"a run is listed twice: {sorted({r for r in runs if runs.count(r) > 1})}")
-        return self
+    """Short name of the pool (e.g. `default`); a file must give one."""
 
     def to_pool(self) -> Pool:
         return Pool(name=self.name, description=self.description, models=self.models)
@@ -61,7 +46,7 @@ def resolve_pool_spec(spec: str | os.PathLike[str]) -> Path:
 def pool_label(spec: str | os.PathLike[str]) -> str:
     """How a pool argument appears in a table's command line (bundled names stay names)."""
     path = resolve_pool_spec(spec).resolve()
-    if path.parent == (DATA_DIR / "pools").resolve():
+    if path.parent == POOLS_DIR.resolve():
         return path.stem
     return display_path(spec)
 

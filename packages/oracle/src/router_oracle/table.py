@@ -12,7 +12,15 @@ import os
 from pathlib import Path
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from router_oracle.atomic_file import write_text_atomic
 
@@ -31,6 +39,13 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _finite(v: float | None, info: ValidationInfo) -> float | None:
+    # `ge=0` lets infinity through; the rule's comparisons need finite numbers.
+    if v is not None and not math.isfinite(v):
+        raise ValueError(f"{info.field_name} must be finite")
+    return v
+
+
 class PoolModel(_Strict):
     """One candidate model of the pool."""
 
@@ -43,6 +58,8 @@ class PoolModel(_Strict):
     price: float | None = Field(default=None, ge=0)
     """Optional per-task price in USD, used to break ties when the rule's `tie_cost` is `price`."""
 
+    _finite_price = field_validator("price")(_finite)
+
 
 class Pool(_Strict):
     """The candidate models a router chooses between, in the order they were listed."""
@@ -52,7 +69,17 @@ class Pool(_Strict):
     description: str = ""
     """What this pool mirrors and why, one or two sentences."""
     models: list[PoolModel] = Field(min_length=1)
-    """The candidates; their ids are unique."""
+    """The candidates; their ids are unique, and so are their runs (a run is one model's rollouts)."""
+
+    @model_validator(mode="after")
+    def _unique(self) -> Pool:
+        ids = [m.id for m in self.models]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"duplicate model ids: {sorted({i for i in ids if ids.count(i) > 1})}")
+        runs = [r for m in self.models for r in m.runs]
+        if len(set(runs)) != len(runs):
+            raise ValueError(f"a run is listed twice: {sorted({r for r in runs if runs.count(r) > 1})}")
+        return self
 
     @property
     def ids(self) -> list[str]:
@@ -91,12 +118,7 @@ class RunOutcome(_Strict):
     cost: float = Field(ge=0)
     """Cost of this rollout in USD."""
 
-    @field_validator("cost")
-    @classmethod
-    def _finite(cls, v: float) -> float:
-        if not math.isfinite(v):
-            raise ValueError("cost must be finite")
-        return v
+    _finite_cost = field_validator("cost")(_finite)
 
 
 class ModelOutcome(_Strict):
@@ -108,6 +130,8 @@ class ModelOutcome(_Strict):
     """Mean cost of this model's runs on the task, USD."""
     runs: list[RunOutcome] = Field(min_length=1)
     """The rollouts behind the two numbers above, in the pool's run order."""
+
+    _finite_cost = field_validator("cost")(_finite)
 
 
 class TaskRecord(_Strict):

@@ -8,8 +8,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from router_oracle.data_files import display_path
 from router_oracle.errors import OracleInputError
-from router_oracle.file_hash import sha256_file
-from router_oracle.sources.rows import read_text
+from router_oracle.sources.rows import read_source
 from router_oracle.table import SourceFile
 
 
@@ -32,8 +31,9 @@ class TaskRow(BaseModel):
 
 def read_tasks(path: str | os.PathLike[str]) -> tuple[list[TaskRow], SourceFile]:
     """All tasks of a task file, sorted by `instance_id`, and the file's provenance entry."""
+    text, digest = read_source(path)
     tasks: dict[str, TaskRow] = {}
-    for n, line in enumerate(read_text(path).splitlines(), start=1):
+    for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         where = f"{path}: line {n}"
@@ -48,5 +48,5 @@ def read_tasks(path: str | os.PathLike[str]) -> tuple[list[TaskRow], SourceFile]
         tasks[row.instance_id] = row
     if not tasks:
         raise OracleInputError(f"{path}: no tasks")
-    source = SourceFile(path=display_path(path), kind="tasks", sha256=sha256_file(path))
+    source = SourceFile(path=display_path(path), kind="tasks", sha256=digest)
     return [tasks[k] for k in sorted(tasks)], source

@@ -41,6 +41,8 @@ class OraclePick:
     """Ids sharing the best resolve rate, sorted by id (more than one: a tie on performance)."""
     id_tiebreak: bool
     """True when performance and cost both tied, so the smallest id decided."""
+    all_failed: bool
+    """True when every candidate's resolve rate is 0 (then the cheapest wins, as in any tie)."""
 
 
 def pick_oracle(candidates: Iterable[Candidate]) -> OraclePick:
@@ -57,7 +59,12 @@ def pick_oracle(candidates: Iterable[Candidate]) -> OraclePick:
     tied = [c for c in cands if c.resolve_rate == top]
     cheapest = min(c.cost for c in tied)
     winners = sorted(c.id for c in tied if c.cost == cheapest)
-    return OraclePick(oracle=winners[0], best=sorted(c.id for c in tied), id_tiebreak=len(winners) > 1)
+    return OraclePick(
+        oracle=winners[0],
+        best=sorted(c.id for c in tied),
+        id_tiebreak=len(winners) > 1,
+        all_failed=all(c.resolve_rate == 0 for c in cands),
+    )
 
 
 def tie_costs(pool: Pool, rule: OracleRule, per_model: Mapping[str, ModelOutcome]) -> dict[str, float]:

@@ -12,13 +12,11 @@ row, so a pool run that needs them fails loudly as a model missing tasks.
 
 from __future__ import annotations
 
-import json
 import os
 
 from router_oracle.data_files import display_path
 from router_oracle.errors import OracleInputError
-from router_oracle.file_hash import sha256_file
-from router_oracle.sources.rows import LoadedSource, LongRow, check_id, read_text
+from router_oracle.sources.rows import LoadedSource, LongRow, check_id, parse_json, read_source
 from router_oracle.table import SourceFile
 
 OUTCOME_KEYS: dict[str, bool] = {
@@ -33,10 +31,8 @@ OUTCOME_KEYS: dict[str, bool] = {
 def read_harness_report(path: str | os.PathLike[str], *, run: str) -> LoadedSource:
     """Rows `(task, run, resolved, cost=None)` for every task the report judged."""
     name = str(path)
-    try:
-        doc = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise OracleInputError(f"{name}: malformed JSON: {exc}") from exc
+    text, digest = read_source(path)
+    doc = parse_json(text, name)
     if not isinstance(doc, dict) or "resolved_ids" not in doc or "unresolved_ids" not in doc:
         raise OracleInputError(
             f"{name}: not a SWE-bench harness run report (needs `resolved_ids` and `unresolved_ids`)"
@@ -54,6 +50,4 @@ def read_harness_report(path: str | os.PathLike[str], *, run: str) -> LoadedSour
                 raise OracleInputError(f"{where}: duplicate row: {task_id!r} is also in {first[task_id]}")
             first[task_id] = f"{key}[{i}]"
             rows.append(LongRow(task_id=task_id, run=run, resolved=resolved, cost=None, where=where))
-    return LoadedSource(
-        SourceFile(path=display_path(path), kind="harness_report", sha256=sha256_file(path)), rows, name
-    )
+    return LoadedSource(SourceFile(path=display_path(path), kind="harness_report", sha256=digest), rows, name)

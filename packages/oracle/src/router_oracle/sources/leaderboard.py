@@ -8,20 +8,19 @@ The file may be gzipped (`.gz`). Entries without `per_instance_details` contribu
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Collection
 
 from router_oracle.data_files import display_path
 from router_oracle.errors import OracleInputError
-from router_oracle.file_hash import sha256_file
 from router_oracle.sources.rows import (
     LoadedSource,
     LongRow,
     check_cost,
     check_id,
     check_resolved,
-    read_text,
+    parse_json,
+    read_source,
 )
 from router_oracle.table import SourceFile
 
@@ -29,10 +28,8 @@ from router_oracle.table import SourceFile
 def read_leaderboard(path: str | os.PathLike[str], *, runs: Collection[str] | None = None) -> LoadedSource:
     """Rows of every leaderboard entry (only those whose `folder` is in `runs`, when given)."""
     name = str(path)
-    try:
-        doc = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise OracleInputError(f"{name}: malformed JSON: {exc}") from exc
+    text, digest = read_source(path)
+    doc = parse_json(text, name)
     results = doc.get("results") if isinstance(doc, dict) else None
     if not isinstance(results, list):
         raise OracleInputError(f"{name}: not a leaderboard: expected an object with a `results` list")
@@ -66,6 +63,4 @@ def read_leaderboard(path: str | os.PathLike[str], *, runs: Collection[str] | No
                     where=w,
                 )
             )
-    return LoadedSource(
-        SourceFile(path=display_path(path), kind="leaderboard", sha256=sha256_file(path)), rows, name
-    )
+    return LoadedSource(SourceFile(path=display_path(path), kind="leaderboard", sha256=digest), rows, name)

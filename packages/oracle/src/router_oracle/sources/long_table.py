@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import os
 from pathlib import Path
@@ -21,14 +20,14 @@ from typing import Any
 
 from router_oracle.data_files import display_path
 from router_oracle.errors import OracleInputError
-from router_oracle.file_hash import sha256_file
 from router_oracle.sources.rows import (
     LoadedSource,
     LongRow,
     check_cost,
     check_id,
     check_resolved,
-    read_text,
+    parse_json,
+    read_source,
 )
 from router_oracle.table import SourceFile
 
@@ -97,7 +96,7 @@ def read_long_table(path: str | os.PathLike[str]) -> LoadedSource:
     """Rows of a CSV or JSONL long table; errors name the file and line."""
     p = Path(path)
     fmt = _format(p)
-    text = read_text(p)
+    text, digest = read_source(p)
     rows: list[LongRow] = []
     if fmt == "csv":
         try:
@@ -116,13 +115,8 @@ def read_long_table(path: str | os.PathLike[str]) -> LoadedSource:
             if not line.strip():
                 continue
             where = f"{path}: line {n}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise OracleInputError(f"{where}: malformed JSON: {exc}") from exc
+            record = parse_json(line, where)
             if not isinstance(record, dict):
                 raise OracleInputError(f"{where}: expected a JSON object per line")
             rows.append(_row(record, where, from_csv=False))
-    return LoadedSource(
-        SourceFile(path=display_path(p), kind="long_table", sha256=sha256_file(p)), rows, str(path)
-    )
+    return LoadedSource(SourceFile(path=display_path(p), kind="long_table", sha256=digest), rows, str(path))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gzip
+import io
+import json
 import math
 import os
 from dataclasses import dataclass
@@ -10,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from router_oracle.errors import OracleInputError
+from router_oracle.file_hash import sha256_bytes
 from router_oracle.table import SourceFile
 
 
@@ -47,16 +50,29 @@ class LoadedSource:
         return self.origin or self.source.path
 
 
-def read_text(path: str | os.PathLike[str]) -> str:
-    """A text file's content, transparently gunzipped when it ends in `.gz`."""
+def read_source(path: str | os.PathLike[str]) -> tuple[str, str]:
+    """A text file's content, gunzipped when it ends in `.gz`, and the sha256 of its bytes.
+
+    One read serves both, so the digest recorded in a table is that of exactly the content imported.
+    Decoding is that of `open(path, encoding="utf-8")`: universal newlines, no BOM stripping.
+    """
     p = Path(path)
     try:
-        if p.suffix == ".gz":
-            with gzip.open(p, "rt", encoding="utf-8") as fh:
-                return fh.read()
-        return p.read_text(encoding="utf-8")
+        data = p.read_bytes()
+        raw = io.BytesIO(data)
+        binary = gzip.GzipFile(fileobj=raw) if p.suffix == ".gz" else raw
+        text = io.TextIOWrapper(binary, encoding="utf-8").read()
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise OracleInputError(f"{path}: cannot read: {exc}") from exc
+    return text, sha256_bytes(data)
+
+
+def parse_json(text: str, where: str) -> Any:
+    """`json.loads`, a syntax error reported as `<where>: malformed JSON: ...`."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise OracleInputError(f"{where}: malformed JSON: {exc}") from exc
 
 
 def check_resolved(value: Any, where: str) -> bool:

@@ -14,7 +14,6 @@ The directory is one provenance entry; its `sha256` is the sha256 of the `sha256
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sys
 from pathlib import Path
@@ -23,8 +22,7 @@ from tqdm import tqdm
 
 from router_oracle.data_files import display_path
 from router_oracle.errors import OracleInputError
-from router_oracle.file_hash import sha256_file
-from router_oracle.sources.rows import LoadedSource, LongRow, check_cost, check_id, read_text
+from router_oracle.sources.rows import LoadedSource, LongRow, check_cost, check_id, parse_json, read_source
 from router_oracle.table import SourceFile
 
 SUFFIXES = (".traj.json", ".traj")
@@ -55,6 +53,8 @@ def read_trajectories(path: str | os.PathLike[str], *, run: str, progress: bool 
     """Rows `(task, run, resolved=None, cost)` from every trajectory file under `path`."""
     files = trajectory_files(path)
     root = Path(path)
+    # Listing names are relative to the directory (a single file is listed by its name).
+    root_dir = root if root.is_dir() else None
     rows: list[LongRow] = []
     listing = hashlib.sha256()
     bar = tqdm(
@@ -67,22 +67,21 @@ def read_trajectories(path: str | os.PathLike[str], *, run: str, progress: bool 
     )
     for file in bar:
         where = str(file)
-        try:
-            doc = json.loads(read_text(file))
-        except json.JSONDecodeError as exc:
-            raise OracleInputError(f"{where}: malformed JSON: {exc}") from exc
+        text, digest = read_source(file)
+        doc = parse_json(text, where)
         if not isinstance(doc, dict) or not isinstance(doc.get("info"), dict):
             raise OracleInputError(f"{where}: not a mini-SWE-agent trajectory (no `info` object)")
         stats = doc["info"].get("model_stats")
         if not isinstance(stats, dict) or "instance_cost" not in stats:
             raise OracleInputError(f"{where}: no `info.model_stats.instance_cost`")
-        task_id = check_id(doc.get("instance_id", _stem(file)), f"{where}: instance_id")
-        if "instance_id" in doc and _stem(file) != task_id:
+        stem = _stem(file)
+        task_id = check_id(doc.get("instance_id", stem), f"{where}: instance_id")
+        if "instance_id" in doc and stem != task_id:
             raise OracleInputError(f"{where}: instance_id {task_id!r} does not match the file name")
         cost = check_cost(stats["instance_cost"], f"{where}: info.model_stats.instance_cost")
         rows.append(LongRow(task_id=task_id, run=run, resolved=None, cost=cost, where=where))
-        rel = file.relative_to(root).as_posix() if root.is_dir() else file.name
-        listing.update(f"{sha256_file(file)}  {rel}\n".encode())
+        rel = file.relative_to(root_dir).as_posix() if root_dir is not None else file.name
+        listing.update(f"{digest}  {rel}\n".encode())
     return LoadedSource(
         SourceFile(path=display_path(path), kind="trajectories", sha256=listing.hexdigest()), rows, str(path)
     )
