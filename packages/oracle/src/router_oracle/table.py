@@ -201,4 +201,6 @@ def load_table(path: str | os.PathLike[str]) -> OracleTable:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise TableError(f"{path}: cannot read oracle table: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise TableError(f"{path}: not a UTF-8 oracle table (byte {exc.start}: {exc.reason})") from exc
     return loads_table(text, origin=str(path))
