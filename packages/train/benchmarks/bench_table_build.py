@@ -9,22 +9,19 @@ per-task data (40 runs, one model each: the worst case), and prints the median w
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import re
 import statistics
 import time
 
 from router_oracle.build import build_table
 from router_oracle.data_files import leaderboard_path
+from router_oracle.sources.leaderboard import read_leaderboard
 from router_oracle.table import Pool, PoolModel, dumps_table
 
 
 def all_runs_pool() -> Pool:
     """One pool model per leaderboard run with per-task data."""
-    with gzip.open(leaderboard_path(), "rt", encoding="utf-8") as fh:
-        board = json.load(fh)
-    runs = sorted(e["folder"] for e in board["results"] if e.get("per_instance_details"))
+    runs = sorted({row.run for row in read_leaderboard(leaderboard_path()).rows})
     models = []
     for run in runs:
         mid = re.sub(r"[^a-z0-9._-]+", "-", run.lower()).strip("-")

@@ -189,6 +189,9 @@ def test_traces_of_other_tasks_and_bad_files(tmp_path: Path) -> None:
         read_traces(bad, table.pool.ids, set())
     with pytest.raises(EvaluateError, match="cannot read"):
         read_traces(tmp_path / "missing.jsonl", table.pool.ids, set())
+    bad.write_bytes(b"\xff\xfe{}\n")
+    with pytest.raises(EvaluateError, match=r"traces\.jsonl: traces file is not UTF-8"):
+        read_traces(bad, table.pool.ids, set())
 
 
 def test_failed_episode_counts_as_unparseable(tmp_path: Path) -> None:
@@ -243,6 +246,12 @@ def test_missing_checkpoint_is_a_clear_error(table_file: Path, tmp_path: Path) -
         evaluate(table, info, checkpoints=[Source(name="x", path=tmp_path / "nope.json")])
 
 
+def test_bad_split_names_the_table(table_file: Path) -> None:
+    table, info = read_table(table_file)
+    with pytest.raises(EvaluateError, match=r"table\.json: cannot split the table: eval_fraction"):
+        evaluate(table, info, eval_fraction=1.5)
+
+
 def test_cli_writes_the_report_and_prints_the_table(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -264,6 +273,16 @@ def test_cli_writes_the_report_and_prints_the_table(
     assert {p.name for p in out.iterdir()} == {"report.json", "report.md", "cost_vs_resolved.png"}
     report = json.loads((out / "report.json").read_text())
     assert any("in-sample" in n for n in report["notes"])
+
+
+def test_cli_split_options_reach_the_report(table_file: Path, tmp_path: Path) -> None:
+    argv = ["evaluate", "--table", str(table_file), "--no-plot", "-o"]
+    assert main([*argv, str(tmp_path / "default")]) == 0
+    assert main([*argv, str(tmp_path / "given"), "--eval-fraction", "0.3", "--split-seed", "2"]) == 0
+    reports = {n: json.loads((tmp_path / n / "report.json").read_text()) for n in ("default", "given")}
+    splits = {n: r["split"] for n, r in reports.items()}
+    assert (splits["default"]["eval_fraction"], splits["default"]["split_seed"]) == (0.2, 0)
+    assert (splits["given"]["eval_fraction"], splits["given"]["split_seed"]) == (0.3, 2)
 
 
 def test_cli_bad_input_exits_2_and_writes_nothing(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -142,6 +142,10 @@ def test_bad_files_name_the_file(tmp_path: Path) -> None:
         load_config(unknown)
     with pytest.raises(ConfigFileError, match=r"missing\.toml: cannot read"):
         load_config(tmp_path / "missing.toml")
+    latin1 = tmp_path / "latin1.toml"
+    latin1.write_bytes(b"# caf\xe9\n")
+    with pytest.raises(ConfigFileError, match=r"latin1\.toml: not UTF-8"):
+        load_config(latin1)
 
 
 def test_config_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

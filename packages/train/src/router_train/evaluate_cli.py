@@ -11,8 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-EXIT_OK = 0
-EXIT_BAD_INPUT = 2
+from router_train.cli_args import add_table_arguments, bad_input, given
 
 
 def _named(value: str) -> tuple[str | None, Path]:
@@ -34,10 +33,8 @@ def register(sub: Any) -> None:
             "and cost_vs_resolved.png into OUTDIR and prints a table. Exit codes: 0 written, 2 bad input."
         ),
     )
-    p.add_argument("--table", type=Path, default=None, help="oracle table (default: the env's bundled table)")
+    add_table_arguments(p)
     p.add_argument("--split", choices=("eval", "train", "all"), default="eval", help="tasks to evaluate on")
-    p.add_argument("--eval-fraction", type=float, default=0.2, help="held-out fraction of the split rule")
-    p.add_argument("--split-seed", type=int, default=0, help="seed of the split rule")
     p.add_argument(
         "--checkpoint",
         action="append",
@@ -74,6 +71,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from router_frontier_rl.bundled import bundled_table_path
     from router_train.evaluate import Source, evaluate, read_table, render_terminal, write_report
+    from router_train.evaluate.traces import traces_name
 
     try:
         if len(args.name) > len(args.traces):
@@ -87,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             name, path = _named(value)
             if i < len(args.name):
                 name = args.name[i]
-            traces.append(Source(name=name or path.parent.name or path.stem, path=path))
+            traces.append(Source(name=name or traces_name(path), path=path))
         if args.no_baselines and not (checkpoints or traces):
             raise ValueError("--no-baselines leaves nothing to evaluate: give --checkpoint or --traces")
         table, info = read_table(args.table or bundled_table_path())
@@ -95,18 +93,16 @@ def run(args: argparse.Namespace) -> int:
             table,
             info,
             split=args.split,
-            eval_fraction=args.eval_fraction,
-            split_seed=args.split_seed,
             seed=args.seed,
             checkpoints=checkpoints,
             traces=traces,
             include_baselines=not args.no_baselines,
             only_covered=args.only_covered,
+            **given(args, "eval_fraction", "split_seed"),
         )
         files = write_report(report, args.output, plot=not args.no_plot)
     except ValueError as exc:  # EvaluateError, TableError and the env's split errors are all ValueErrors
-        print(f"router-train evaluate: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return bad_input("evaluate", f"error: {exc}")
     sys.stdout.write(render_terminal(report))
     print("wrote " + ", ".join(str(f) for f in files))
-    return EXIT_OK
+    return 0

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from router_oracle.atomic_file import write_text_atomic
+from router_train.cli_args import bad_input
 from router_train.hosted.config_files import (
     ConfigFileError,
     render_preset,
@@ -18,7 +19,6 @@ from router_train.hosted.launch import (
     DEFAULT_DIST_DIR,
     DEFAULT_RUNS_DIR,
     DEFAULT_STAGE_DIR,
-    EXIT_BAD_INPUT,
     EXIT_CODES_HELP,
     launch,
     sources_from_imports,
@@ -83,8 +83,7 @@ def _config(args: argparse.Namespace) -> int:
             print(f"stale: {path} (run `router-train config --write-shipped`)", file=sys.stderr)
         return 1 if stale else 0
     if args.preset is None:
-        print("router-train config: give a preset, --write-shipped or --check", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return bad_input("config", "give a preset, --write-shipped or --check")
     text = render_preset(args.preset)
     if args.output is None:
         sys.stdout.write(text)
@@ -101,8 +100,7 @@ def _launch(args: argparse.Namespace) -> int:
         try:
             sources, version = sources_from_imports(args.version)
         except (StagingError, ConfigFileError) as e:
-            print(f"router-train launch: {e}", file=sys.stderr)
-            return EXIT_BAD_INPUT
+            return bad_input("launch", e)
     return launch(
         args.preset,
         dry_run=args.dry_run,

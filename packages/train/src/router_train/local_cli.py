@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
+
+from router_train.cli_args import add_table_arguments, bad_input, given
+
+if TYPE_CHECKING:
+    from router_train.local import LocalTrainConfig
 
 DEFAULT_OUTPUT = Path("runs/local")
 
@@ -32,7 +36,7 @@ def register(sub: Any) -> None:
             "--output-dir and prints the held-out router against random and single-model baselines."
         ),
     )
-    p.add_argument("--table", type=Path, default=None, help="oracle table (default: the env's bundled table)")
+    add_table_arguments(p)
     p.add_argument("--output-dir", type=Path, default=DEFAULT_OUTPUT, help=f"default: {DEFAULT_OUTPUT}")
     p.add_argument("--steps", type=int, default=None, help="GRPO steps (default 150)")
     p.add_argument("--tasks-per-step", type=int, default=None, help="train tasks per step (default 64)")
@@ -40,8 +44,6 @@ def register(sub: Any) -> None:
     p.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 0.05)")
     p.add_argument("--weight-decay", type=float, default=None, help="AdamW weight decay (default 0.1)")
     p.add_argument("--seed", type=int, default=None, help="sampling / task-order seed (default 0)")
-    p.add_argument("--eval-fraction", type=float, default=None, help="held-out share (default 0.2)")
-    p.add_argument("--split-seed", type=int, default=None, help="seed of the env's split (default 0)")
     p.add_argument("--upsample", action="store_true", help="upsample rare oracle labels (env split option)")
     p.add_argument(
         "--difficulty",
@@ -53,6 +55,7 @@ def register(sub: Any) -> None:
         type=_weights,
         default=None,
         metavar="W1,W2,W3,W4,W5",
+        # The env's REWARD_NAMES, written out: importing the env at start-up loads verifiers (seconds).
         help=(
             "weights of the env's scores routed_reward, chose_oracle, parsed_valid_route, "
             "resolved_if_chosen, cost_if_chosen (default 1,0,0,0,0)"
@@ -62,12 +65,14 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def config_from_args(args: argparse.Namespace) -> Any:
+def config_from_args(args: argparse.Namespace) -> LocalTrainConfig:
+    # Imported here: the trainer loads numpy, scikit-learn and the env, which `--help` does not need.
     from router_frontier_rl.rewards import REWARD_NAMES
     from router_train.local import FeatureConfig, LocalTrainConfig, RewardWeights
 
     fields: dict[str, Any] = {"table_path": args.table, "output_dir": args.output_dir}
-    for name in (
+    fields |= given(
+        args,
         "steps",
         "tasks_per_step",
         "samples_per_task",
@@ -76,9 +81,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
         "seed",
         "eval_fraction",
         "split_seed",
-    ):
-        if getattr(args, name) is not None:
-            fields[name] = getattr(args, name)
+    )
     if args.upsample:
         fields["upsample"] = True
     if args.difficulty:
@@ -95,11 +98,9 @@ def run(args: argparse.Namespace) -> int:
         cfg = config_from_args(args)
         result = train_local(cfg, progress=not args.quiet)
     except ValidationError as exc:
-        print(f"router-train local: invalid option: {exc}", file=sys.stderr)
-        return 2
+        return bad_input("local", f"invalid option: {exc}")
     except ValueError as exc:  # TableError, LocalTrainError: the message names the file
-        print(f"router-train local: {exc}", file=sys.stderr)
-        return 2
+        return bad_input("local", exc)
     print(format_summary(result.summary))
     print(
         f"trained {result.steps} steps on {result.train_tasks} train tasks (upsampled: {cfg.upsample}) in "

@@ -20,7 +20,7 @@ from router_frontier_rl import RouterConfig, RouterTaskset, bundled_table_path
 from router_oracle.build import build_default_table
 from router_oracle.stats import compute_stats, format_stats
 from router_oracle.table import dumps_table
-from router_train.hosted import launch, load_config, prime_ready, render_preset, shipped_path
+from router_train.hosted import is_stale, launch, load_config, prime_ready, shipped_path
 from router_train.local import LocalTrainConfig, format_summary, train_local
 
 DEFAULT_OUTPUT = Path("dist/smoke")
@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     t0 = _step(3, "hosted config: prime-rl `smoke` preset")
     shipped = shipped_path("smoke")
-    if render_preset("smoke") != shipped.read_text(encoding="utf-8"):
+    if is_stale("smoke"):
         print(f"error: {shipped} is stale; run `router-train config --write-shipped`", file=sys.stderr)
         return 1
     config = load_config(shipped)
@@ -99,8 +99,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     t0 = _step(4, "local GRPO training on the CPU")
     print(f"      NOT launching on Prime: {why if not ready else '--local given'}.")
-    print(f"      Training the local router instead ({args.steps} steps, 64 tasks x 8 samples per step).")
-    result = train_local(LocalTrainConfig(output_dir=args.output_dir, steps=args.steps), progress=True)
+    cfg = LocalTrainConfig(output_dir=args.output_dir, steps=args.steps)
+    print(
+        f"      Training the local router instead ({cfg.steps} steps, {cfg.tasks_per_step} tasks x "
+        f"{cfg.samples_per_task} samples per step)."
+    )
+    result = train_local(cfg, progress=True)
     print(format_summary(result.summary))
     print(f"      checkpoint {result.checkpoint_path}, per-step metrics {result.metrics_path}")
     _done(t0)

@@ -156,7 +156,8 @@ def cohen_kappa(p_observed: float, router: dict[str, float], oracle: dict[str, f
 
 def total_variation(p: dict[str, float], q: dict[str, float]) -> float:
     """1/2 sum |p - q| over the union of labels."""
-    return 0.5 * sum(abs(p.get(k, 0.0) - q.get(k, 0.0)) for k in set(p) | set(q))
+    # Sorted: a set's order varies between runs (hash seed), and float sums depend on order.
+    return 0.5 * sum(abs(p.get(k, 0.0) - q.get(k, 0.0)) for k in sorted(set(p) | set(q)))
 
 
 def compute_metrics(
@@ -264,7 +265,8 @@ def single_model_points(tasks: Sequence[TaskRecord], model_ids: Sequence[str]) -
     n = max(len(tasks), 1)
     points = []
     for m in model_ids:
-        r = sum(task_outcome(t, m)[0] for t in tasks) / n
-        c = sum(task_outcome(t, m)[1] for t in tasks) / n
+        outcomes = [task_outcome(t, m) for t in tasks]
+        r = sum(o[0] for o in outcomes) / n
+        c = sum(o[1] for o in outcomes) / n
         points.append(ModelPoint(model=m, cost=_r(c), resolved=_r(r)))
     return points

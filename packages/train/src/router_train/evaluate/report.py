@@ -11,8 +11,8 @@ from router_train.evaluate.decisions import UNPARSEABLE, SourceKind
 from router_train.evaluate.frontier import Mix, ModelPoint
 from router_train.evaluate.metrics import RouterMetrics
 
-REPORT_VERSION = 1
-"""Bumped on any change an older reader of report.json would misinterpret."""
+PLOT_PNG = "cost_vs_resolved.png"
+"""File name of the plot, beside report.md (which links it)."""
 
 
 class _Frozen(BaseModel):
@@ -70,7 +70,7 @@ class EvalReport(_Frozen):
     """A whole evaluation: everything report.md, the terminal table and the plot show."""
 
     version: Literal[1] = 1
-    """report.json format version."""
+    """report.json format version, bumped on any change an older reader would misinterpret."""
     table: TableInfo
     """The table."""
     split: SplitInfo
@@ -179,7 +179,7 @@ def render_terminal(report: EvalReport) -> str:
 
     def line(cells: list[str]) -> str:
         return "  ".join(
-            c.ljust(w) if i in (0, 10) else c.rjust(w)
+            c.ljust(w) if i in (0, len(COLUMNS) - 1) else c.rjust(w)
             for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         ).rstrip()
 
@@ -195,13 +195,15 @@ def _frontier_text(report: EvalReport) -> str:
     return " -> ".join(f"{p.model} (${p.cost:.3f}, {_pct(p.resolved)})" for p in report.frontier)
 
 
-def render_markdown(report: EvalReport, plot_file: str | None = "cost_vs_resolved.png") -> str:
+def render_markdown(report: EvalReport, plot_file: str | None = PLOT_PNG) -> str:
     """report.md: the table, the frontier, each router's position and confusion matrix, and definitions."""
     s = report.split
     md = ["# Router evaluation", "", _header(report) + ".", ""]
     if plot_file:
         md += [f"![cost vs resolved]({plot_file})", ""]
-    md += ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join(["---"] + ["---:"] * 9 + ["---"]) + "|"]
+    # Router name and verdict left-aligned, the numbers between them right-aligned (as in the terminal).
+    align = ["---"] + ["---:"] * (len(COLUMNS) - 2) + ["---"]
+    md += ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join(align) + "|"]
     md += ["| " + " | ".join(_cells(r)) + " |" for r in report.rows]
     md += ["", "## Frontier of random mixes of single models", ""]
     md += ["| model | $/task | resolved |", "|---|---:|---:|"]

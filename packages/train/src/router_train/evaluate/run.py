@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,7 +11,8 @@ from pydantic import BaseModel, ConfigDict
 
 from router_frontier_rl.split import SplitName, select_tasks
 from router_oracle.atomic_file import write_bytes_atomic
-from router_oracle.table import OracleTable, TableError, TaskRecord, loads_table
+from router_oracle.file_hash import sha256_file
+from router_oracle.table import OracleTable, TaskRecord, load_table
 from router_train.evaluate import baselines
 from router_train.evaluate.bootstrap import TaskResample
 from router_train.evaluate.decisions import Decisions, EvaluateError, from_labels
@@ -25,6 +25,7 @@ from router_train.evaluate.metrics import (
 )
 from router_train.evaluate.plot import render_png
 from router_train.evaluate.report import (
+    PLOT_PNG,
     EvalReport,
     RouterRow,
     SplitInfo,
@@ -36,7 +37,6 @@ from router_train.evaluate.traces import read_traces
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
-PLOT_PNG = "cost_vs_resolved.png"
 
 
 class Source(BaseModel):
@@ -52,14 +52,9 @@ class Source(BaseModel):
 
 def read_table(path: str | os.PathLike[str]) -> tuple[OracleTable, TableInfo]:
     """Load a table and describe it by file name and sha256 (so the report names exactly what it judged)."""
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise TableError(f"{p}: cannot read oracle table: {exc.strerror}") from exc
-    table = loads_table(data.decode("utf-8"), origin=str(p))
+    table = load_table(path)
     info = TableInfo(
-        file=p.name, sha256=hashlib.sha256(data).hexdigest(), pool=table.pool.ids, n_tasks=len(table.tasks)
+        file=Path(path).name, sha256=sha256_file(path), pool=table.pool.ids, n_tasks=len(table.tasks)
     )
     return table, info
 
@@ -117,7 +112,7 @@ def evaluate(
         tasks = select_tasks(table, split, eval_fraction=eval_fraction, split_seed=split_seed)
         train_tasks = select_tasks(table, "train", eval_fraction=eval_fraction, split_seed=split_seed)
     except ValueError as exc:
-        raise EvaluateError(f"cannot split the table: {exc}") from exc
+        raise EvaluateError(f"{table_info.file}: cannot split the table: {exc}") from exc
     if not tasks:
         raise EvaluateError(f"split {split!r} of {table_info.file} has no tasks")
     tasks = sorted(tasks, key=lambda t: t.instance_id)  # report order never depends on split order
@@ -195,7 +190,6 @@ def write_report(report: EvalReport, outdir: str | os.PathLike[str], *, plot: bo
     }
     if plot:
         files[PLOT_PNG] = render_png(report)
-    out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, data in files.items():
         write_bytes_atomic(out / name, data)

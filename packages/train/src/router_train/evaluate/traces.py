@@ -23,6 +23,11 @@ _ID_FIELDS = ("instance_id", "id", "name")
 """Task-row fields that may hold the SWE-bench instance id, tried in this order."""
 
 
+def traces_name(path: Path) -> str:
+    """The row name of a traces file given none: its run directory (vf-eval writes `RUN/traces.jsonl`)."""
+    return path.parent.name or path.stem
+
+
 def _text(content: Any) -> str:
     """Message content as text: a string, or the text parts of a content-part list."""
     if isinstance(content, str):
@@ -87,6 +92,8 @@ def read_traces(
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise EvaluateError(f"{path}: cannot read traces file: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise EvaluateError(f"{path}: traces file is not UTF-8 text: {exc.reason}") from exc
     picks: dict[str, list[str | None]] = {}
     sums: dict[str, float] = {}
     counts: dict[str, int] = {}
@@ -128,7 +135,6 @@ def read_traces(
         raise EvaluateError(
             f"{path}: none of its episodes is a task of the evaluated split (wrong table or --split?)"
         )
-    label = name or path.parent.name or path.stem
-    decisions = from_labels(label, "traces", picks, source=path.name)
+    decisions = from_labels(name or traces_name(path), "traces", picks, source=path.name)
     recorded = {k: round(sums[k] / counts[k], 6) for k in sorted(sums)}
     return decisions.model_copy(update={"recorded": recorded})

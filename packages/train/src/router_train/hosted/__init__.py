@@ -7,6 +7,7 @@ The recipe mapping and its deviations are documented in `router_train.hosted.pre
 from router_train.hosted.config_files import (
     ConfigFileError,
     dumps_config,
+    is_stale,
     load_config,
     render_preset,
     shipped_path,
@@ -32,6 +33,7 @@ __all__ = [
     "StagingError",
     "dumps_config",
     "find_built_sources",
+    "is_stale",
     "launch",
     "load_config",
     "preset_config",

@@ -30,9 +30,9 @@ class ConfigFileError(ValueError):
     """A config file that cannot be used: the message names the file and the problem."""
 
 
-def shipped_path(name: PresetName) -> Path:
-    """Where preset `name` ships: router_train/configs/<name>.toml."""
-    return SHIPPED_DIR / f"{name}.toml"
+def shipped_path(name: PresetName, directory: Path = SHIPPED_DIR) -> Path:
+    """Where preset `name` ships: router_train/configs/<name>.toml (or <name>.toml in `directory`)."""
+    return directory / f"{name}.toml"
 
 
 def _is_table_array(value: Any) -> bool:
@@ -47,13 +47,15 @@ def _emit_table(path: str, table: Mapping[str, Any], out: list[str], *, array: b
     subtables = [(k, v) for k, v in table.items() if isinstance(v, Mapping)]
     arrays = [(k, v) for k, v in table.items() if _is_table_array(v)]
     # A table holding only sub-tables needs no header of its own (TOML creates it implicitly),
-    # except an empty one, whose header is what enables it (e.g. `[inference]`).
-    if path and (array or scalars or not (subtables or arrays)):
+    # except an empty one, whose header is what enables it (e.g. `[inference]`). The top level
+    # (path "") has none.
+    header = bool(path) and (array or bool(scalars) or not (subtables or arrays))
+    if header:
         out.append(f"[[{path}]]" if array else f"[{path}]")
     if scalars:
         # tomli-w formats each value (string escapes, floats); the layout around it is ours.
         out.extend(tomli_w.dumps(scalars).rstrip("\n").split("\n"))
-    if path and (array or scalars or not (subtables or arrays)):
+    if header or scalars:
         out.append("")
     for key, sub in subtables:
         _emit_table(f"{path}.{key}" if path else key, sub, out)
@@ -68,12 +70,7 @@ def dumps_config(config: RLConfig, *, header: str = "") -> str:
     if lines:
         lines.append("")
     body: list[str] = []
-    data = config.model_dump(mode="json", exclude_none=True)
-    top_scalars = {k: v for k, v in data.items() if not isinstance(v, Mapping) and not _is_table_array(v)}
-    if top_scalars:
-        body.extend(tomli_w.dumps(top_scalars).rstrip("\n").split("\n"))
-        body.append("")
-    _emit_table("", {k: v for k, v in data.items() if k not in top_scalars}, body)
+    _emit_table("", config.model_dump(mode="json", exclude_none=True), body)
     while body and body[-1] == "":
         body.pop()
     return "\n".join(lines + body) + "\n"
@@ -112,6 +109,8 @@ def load_config(path: Path) -> RLConfig:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise ConfigFileError(f"{path}: cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigFileError(f"{path}: not UTF-8 text: {e.reason}") from None
     return loads_config(text, origin=str(path))
 
 
@@ -119,7 +118,7 @@ def write_shipped(directory: Path = SHIPPED_DIR) -> list[Path]:
     """Regenerate every shipped preset file; returns the paths written."""
     written = []
     for name in PRESET_NAMES:
-        path = directory / f"{name}.toml"
+        path = shipped_path(name, directory)
         write_text_atomic(path, render_preset(name))
         written.append(path)
     return written
@@ -127,9 +126,10 @@ def write_shipped(directory: Path = SHIPPED_DIR) -> list[Path]:
 
 def stale_shipped(directory: Path = SHIPPED_DIR) -> list[Path]:
     """Shipped files that are missing or differ from a fresh rendering."""
-    stale = []
-    for name in PRESET_NAMES:
-        path = directory / f"{name}.toml"
-        if not path.is_file() or path.read_text(encoding="utf-8") != render_preset(name):
-            stale.append(path)
-    return stale
+    return [shipped_path(name, directory) for name in PRESET_NAMES if is_stale(name, directory)]
+
+
+def is_stale(name: PresetName, directory: Path = SHIPPED_DIR) -> bool:
+    """Whether preset `name`'s shipped file is missing or differs from a fresh rendering."""
+    path = shipped_path(name, directory)
+    return not path.is_file() or path.read_text(encoding="utf-8") != render_preset(name)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TextIO
 
 from router_oracle.atomic_file import write_text_atomic
+from router_train.cli_args import EXIT_BAD_INPUT  # invalid config, or no usable env build (nothing pushed)
 from router_train.hosted.config_files import (
     ConfigFileError,
     dumps_config,
@@ -57,8 +58,6 @@ from router_train.hosted.staging import (
 )
 
 EXIT_OK = 0
-EXIT_BAD_INPUT = 2
-"""Invalid config, or no usable env build (nothing was pushed)."""
 EXIT_NO_PRIME = 3
 """`prime` is not on PATH."""
 EXIT_NOT_LOGGED_IN = 4
@@ -157,7 +156,9 @@ def launch(
     record_path = runs_dir / f"{stem}.json"
 
     if dry_run:
-        _print_plan(io, preset, config, label, dist_dir, stage_dir, sources, version, stem, runs_dir)
+        _print_plan(
+            io, preset, config, label, dist_dir, stage_dir, sources, version, submitted_path, record_path
+        )
         return EXIT_OK
 
     prime = find_prime()
@@ -244,10 +245,9 @@ def _print_plan(
     stage_dir: Path,
     sources: tuple[PackageSource, PackageSource] | None,
     version: str | None,
-    stem: str,
-    runs_dir: Path,
+    submitted_path: Path,
+    record_path: Path,
 ) -> None:
-    submitted_path = runs_dir / f"{stem}.toml"
     io.line(f"# router-train launch {preset} --dry-run: the plan; nothing is run or written.")
     io.line(f"# config: {label}, valid")
     prime = find_prime()
@@ -270,7 +270,7 @@ def _print_plan(
         f"# 2. write {submitted_path}: the config below, taskset id {ENV_ID} -> the pushed OWNER/{ENV_ID}"
     )
     io.line(f"$ {shlex.join(['prime', 'train', str(submitted_path), '-y'])}")
-    io.line(f"# 3. record the run id in {runs_dir / f'{stem}.json'}")
+    io.line(f"# 3. record the run id in {record_path}")
     io.line("# --- config ---")
     for text_line in dumps_config(config).rstrip("\n").split("\n"):
         io.line(text_line)

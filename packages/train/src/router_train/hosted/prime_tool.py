@@ -76,7 +76,9 @@ class StreamResult:
     """A finished command: its exit status and every line it printed (stdout and stderr merged)."""
 
     returncode: int
+    """Exit status (127: the command could not be started)."""
     lines: list[str] = field(default_factory=list)
+    """Every output line, without its newline, in the order printed."""
 
 
 def stream(argv: Sequence[str], *, echo: Callable[[str], None] | None = None) -> StreamResult:

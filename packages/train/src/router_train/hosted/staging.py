@@ -92,9 +92,17 @@ class StagedEnv(BaseModel):
     """Number of package files copied."""
 
 
-def _parse_metadata(text: str) -> tuple[str, str, tuple[str, ...]]:
-    msg = Parser().parsestr(text)
-    return msg["Name"] or "", msg["Version"] or "", tuple(msg.get_all("Requires-Dist") or [])
+def _built_source(kind: Literal["wheel", "sdist"], path: Path, metadata: bytes) -> PackageSource:
+    """A build as a source: its core metadata gives name, version and requirements."""
+    msg = Parser().parsestr(metadata.decode("utf-8"))
+    return PackageSource(
+        kind=kind,
+        path=path,
+        distribution=normalize_name(msg["Name"] or ""),
+        version=msg["Version"] or "",
+        requires=tuple(msg.get_all("Requires-Dist") or []),
+        sha256=sha256_file(path),
+    )
 
 
 def wheel_source(path: Path) -> PackageSource:
@@ -104,17 +112,10 @@ def wheel_source(path: Path) -> PackageSource:
             meta = [n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
             if len(meta) != 1:
                 raise StagingError(f"{path}: not a wheel (expected one *.dist-info/METADATA)")
-            name, version, requires = _parse_metadata(zf.read(meta[0]).decode("utf-8"))
+            metadata = zf.read(meta[0])
     except (zipfile.BadZipFile, OSError) as e:
         raise StagingError(f"{path}: cannot read wheel: {e}") from None
-    return PackageSource(
-        kind="wheel",
-        path=path,
-        distribution=normalize_name(name),
-        version=version,
-        requires=requires,
-        sha256=sha256_file(path),
-    )
+    return _built_source("wheel", path, metadata)
 
 
 def sdist_source(path: Path) -> PackageSource:
@@ -127,17 +128,10 @@ def sdist_source(path: Path) -> PackageSource:
                 raise StagingError(f"{path}: not an sdist (expected one top-level */PKG-INFO)")
             f = tf.extractfile(pkg_info[0])
             assert f is not None  # a regular file member always has content
-            name, version, requires = _parse_metadata(f.read().decode("utf-8"))
+            metadata = f.read()
     except (tarfile.TarError, OSError) as e:
         raise StagingError(f"{path}: cannot read sdist: {e}") from None
-    return PackageSource(
-        kind="sdist",
-        path=path,
-        distribution=normalize_name(name),
-        version=version,
-        requires=requires,
-        sha256=sha256_file(path),
-    )
+    return _built_source("sdist", path, metadata)
 
 
 def dir_source(source_root: Path, distribution: str) -> PackageSource:
@@ -196,9 +190,9 @@ def find_built_sources(dist_dir: Path) -> tuple[PackageSource, PackageSource]:
     if not dist_dir.is_dir():
         raise StagingError(f"{dist_dir}: no such directory; build the env first ({BUILD_HINT})")
     found: dict[str, list[PackageSource]] = {ENV_DIST: [], ORACLE_DIST: []}
-    for kind, pattern in (("wheel", "*.whl"), ("sdist", "*.tar.gz")):
+    for pattern, read in (("*.whl", wheel_source), ("*.tar.gz", sdist_source)):
         for path in sorted(dist_dir.glob(pattern)):
-            source = wheel_source(path) if kind == "wheel" else sdist_source(path)
+            source = read(path)
             if source.distribution in found:
                 found[source.distribution].append(source)
     chosen = []

@@ -42,8 +42,8 @@ def _vectorizer(cfg: FeatureConfig) -> HashingVectorizer:
     )
 
 
-def _unique(tasks: Sequence[TaskRecord]) -> list[TaskRecord]:
-    # Upsampled train lists repeat tasks; fitting must count each task once.
+def unique_tasks(tasks: Sequence[TaskRecord]) -> list[TaskRecord]:
+    """Each task once, in instance-id order: upsampled train lists repeat tasks, fitting counts each once."""
     seen: dict[str, TaskRecord] = {}
     for t in tasks:
         seen.setdefault(t.instance_id, t)
@@ -52,7 +52,7 @@ def _unique(tasks: Sequence[TaskRecord]) -> list[TaskRecord]:
 
 def fit_features(cfg: FeatureConfig, tasks: Sequence[TaskRecord]) -> FeatureState:
     """Fit idf and vocabularies on (train) tasks."""
-    uniq = _unique(tasks)
+    uniq = unique_tasks(tasks)
     idf: list[float] | None = None
     if cfg.text and cfg.idf:
         counts = _vectorizer(cfg).transform([t.problem_statement for t in uniq])

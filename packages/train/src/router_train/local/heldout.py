@@ -7,10 +7,15 @@ choices with the env's own `score_route`; this module only picks the rows the su
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
 from router_oracle.table import TaskRecord
+
+if TYPE_CHECKING:
+    from router_train.evaluate.frontier import ModelPoint
+    from router_train.evaluate.metrics import RouterMetrics
 
 ROUTER_NAME = "local-grpo"
 """Row name of the trained router."""
@@ -62,25 +67,33 @@ class HeldOutSummary(_Frozen):
         raise KeyError(name)
 
 
+def router_metrics(
+    tasks: Sequence[TaskRecord], routes: Sequence[str], single_models: Sequence[ModelPoint] | None = None
+) -> RouterMetrics:
+    """The trained router's metrics for its greedy `routes` (one per task) on `tasks`."""
+    # Imported here: the evaluate package loads local checkpoints, so a module-level import could cycle.
+    from router_train.evaluate.decisions import from_labels
+    from router_train.evaluate.metrics import compute_metrics
+
+    picks = {t.instance_id: [r] for t, r in zip(tasks, routes, strict=True)}
+    return compute_metrics(from_labels(ROUTER_NAME, "checkpoint", picks), tasks, single_models)
+
+
 def heldout_summary(
     tasks: Sequence[TaskRecord], pool_ids: Sequence[str], routes: Sequence[str]
 ) -> HeldOutSummary:
     """Score greedy `routes` (one per task) and the baselines on `tasks`."""
-    # Imported here: the evaluate package loads local checkpoints, so a module-level import could cycle.
     from router_train.evaluate import baselines
-    from router_train.evaluate.decisions import Decisions, from_labels
-    from router_train.evaluate.metrics import RouterMetrics, compute_metrics, single_model_points
+    from router_train.evaluate.metrics import compute_metrics, single_model_points
 
-    points = single_model_points(tasks, pool_ids)
-    ids = [t.instance_id for t in tasks]
-    routers: list[Decisions] = [
-        from_labels(ROUTER_NAME, "checkpoint", {i: [r] for i, r in zip(ids, routes, strict=True)}),
+    baseline_routers = [
         baselines.uniform_random_expected(tasks, pool_ids),
         *(baselines.always(m, tasks) for m in pool_ids),
         baselines.oracle(tasks),
     ]
     metrics: dict[str, RouterMetrics] = {
-        d.name: compute_metrics(d, tasks, points if d.name == ROUTER_NAME else None) for d in routers
+        ROUTER_NAME: router_metrics(tasks, routes, single_model_points(tasks, pool_ids)),
+        **{d.name: compute_metrics(d, tasks) for d in baseline_routers},
     }
     rows = [
         HeldOutRow(

@@ -56,5 +56,11 @@ class RouterPolicy:
 
     def route(self, tasks: Sequence[TaskRecord]) -> list[str]:
         """Greedy routes: the most probable model id per task (ties go to the earlier pool model)."""
-        probs = self.probabilities(tasks)
+        return self._greedy(self.probabilities(tasks))
+
+    def route_from_features(self, x: sp.csr_matrix) -> list[str]:
+        """`route` of tasks featurised already (`featurize`)."""
+        return self._greedy(self.probabilities_from_features(x))
+
+    def _greedy(self, probs: np.ndarray) -> list[str]:
         return [self.pool_ids[int(i)] for i in probs.argmax(axis=1)]

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from pydantic import BaseModel, ConfigDict
 from tqdm import tqdm
 
-from router_frontier_rl import bundled_table_path
+from router_frontier_rl.bundled import BUNDLED_TABLE, bundled_table_path
 from router_frontier_rl.rewards import REWARD_NAMES, RouteScores, score_completion
 from router_frontier_rl.route_parser import format_route
 from router_frontier_rl.split import select_tasks
@@ -27,9 +27,9 @@ from router_oracle.atomic_file import write_text_atomic
 from router_oracle.table import OracleTable, TaskRecord, load_table
 from router_train.local.checkpoint import checkpoint_of, save_checkpoint
 from router_train.local.config import LocalTrainConfig, LocalTrainError, RewardWeights
-from router_train.local.features import feature_dim, featurize, fit_features
+from router_train.local.features import feature_dim, featurize, fit_features, unique_tasks
 from router_train.local.grpo import AdamW, clip_grad_norm, group_advantages, policy_gradient, sample_actions
-from router_train.local.heldout import HeldOutSummary, heldout_summary
+from router_train.local.heldout import HeldOutSummary, heldout_summary, router_metrics
 from router_train.local.policy import RouterPolicy
 from router_train.local.step_metrics import StepMetrics
 
@@ -76,7 +76,7 @@ def _batches(n: int, size: int, rng: np.random.Generator) -> Iterator[np.ndarray
         buf = buf[size:]
 
 
-BUNDLED_TABLE_NAME = "router_frontier_rl/data/oracle_table.json"
+BUNDLED_TABLE_NAME = f"router_frontier_rl/data/{BUNDLED_TABLE}"
 """How the env's bundled table is named in checkpoints: the same on every machine."""
 
 
@@ -94,18 +94,12 @@ def _r(x: float) -> float:
 def _greedy_eval(
     policy: RouterPolicy, eval_tasks: list[TaskRecord], x_eval: sp.csr_matrix
 ) -> dict[str, float]:
-    probs = policy.probabilities_from_features(x_eval)
-    picks = probs.argmax(axis=1)
-    scores = [
-        score_completion(t, format_route(policy.pool_ids[int(a)]), policy.pool_ids)
-        for t, a in zip(eval_tasks, picks, strict=True)
-    ]
-    n = max(len(scores), 1)
+    m = router_metrics(eval_tasks, policy.route_from_features(x_eval))
     return {
-        "heldout_reward": _r(sum(s.routed_reward for s in scores) / n),
-        "heldout_accuracy": _r(sum(s.chose_oracle for s in scores) / n),
-        "heldout_resolved": _r(sum(s.resolved_if_chosen for s in scores) / n),
-        "heldout_mean_cost": _r(sum(s.cost_if_chosen for s in scores) / n),
+        "heldout_reward": m.mean_reward,
+        "heldout_accuracy": m.accuracy,
+        "heldout_resolved": m.resolved_rate,
+        "heldout_mean_cost": m.mean_cost,
     }
 
 
@@ -130,10 +124,9 @@ def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainRe
 
     state = fit_features(cfg.features, train_tasks)
     # Featurise each distinct task once; upsampled copies share a row.
-    uniq_ids = sorted({t.instance_id for t in train_tasks})
-    row_of = {i: r for r, i in enumerate(uniq_ids)}
-    by_id = {t.instance_id: t for t in train_tasks}
-    x_uniq = featurize(cfg.features, state, [by_id[i] for i in uniq_ids])
+    uniq = unique_tasks(train_tasks)
+    row_of = {t.instance_id: r for r, t in enumerate(uniq)}
+    x_uniq = featurize(cfg.features, state, uniq)
     task_rows = np.asarray([row_of[t.instance_id] for t in train_tasks], dtype=np.int64)
     x_eval = featurize(cfg.features, state, eval_tasks)
 
@@ -212,7 +205,7 @@ def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainRe
 
     checkpoint_path = out / CHECKPOINT_FILE
     save_checkpoint(checkpoint_of(policy, cfg, table_name, cfg.steps), checkpoint_path)
-    summary = heldout_summary(eval_tasks, pool_ids, policy.route(eval_tasks))
+    summary = heldout_summary(eval_tasks, pool_ids, policy.route_from_features(x_eval))
     summary_path = out / SUMMARY_FILE
     write_text_atomic(summary_path, json.dumps(summary.model_dump(mode="json"), indent=1) + "\n")
     return LocalTrainResult(
