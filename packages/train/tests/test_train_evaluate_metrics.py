@@ -262,3 +262,24 @@ def test_bootstrap_interval_is_seeded_and_brackets_the_gap() -> None:
     always_c = from_labels("c", "baseline", {t.instance_id: ["c"] for t in tasks})
     fa = compute_metrics(always_c, tasks, pts, TaskResample(mr, mc, seed=1)).frontier
     assert fa is not None and fa.gap_ci == (0.0, 0.0)
+
+
+def test_bootstrap_mix_matches_the_frontier_definition() -> None:
+    # The bootstrap's vectorised best mix must be frontier.best_mix_at_cost, budget by budget.
+    from router_train.evaluate.bootstrap import mix_resolved_at_cost
+    from router_train.evaluate.frontier import best_mix_at_cost
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        m = int(rng.integers(1, 5))
+        costs = rng.choice([0.1, 0.2, 0.5, 1.0, 1.5], size=m) * rng.uniform(0.5, 1.5)
+        rates = rng.uniform(0, 1, size=m).round(2)
+        points = [
+            ModelPoint(model=f"m{i}", cost=float(c), resolved=float(r))
+            for i, (c, r) in enumerate(zip(costs, rates, strict=True))
+        ]
+        budgets = np.concatenate([costs, rng.uniform(0, 2, size=8)])
+        vec = mix_resolved_at_cost(rates[:, None], costs[:, None], budgets)
+        for b, v in zip(budgets, vec, strict=True):
+            mix = best_mix_at_cost(points, float(b))
+            assert (v == -np.inf) if mix is None else abs(v - mix.resolved) < 1e-9, (points, b, v, mix)

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from router_train.evaluate.frontier import EPS
+
 RESAMPLES = 1000
 """Bootstrap resamples; 1000 keeps the 2.5/97.5 percentiles stable to about a tenth of a point."""
-
-_EPS = 1e-9
 
 
 class TaskResample:
@@ -61,10 +61,10 @@ def mix_resolved_at_cost(mr: np.ndarray, mc: np.ndarray, cost: np.ndarray) -> np
     best = np.full(cost.shape, -np.inf)
     m = mr.shape[0]
     for i in range(m):
-        best = np.maximum(best, np.where(mc[i] <= cost + _EPS, mr[i], -np.inf))
+        best = np.maximum(best, np.where(mc[i] <= cost + EPS, mr[i], -np.inf))
         for j in range(m):
             span = mc[j] - mc[i]
-            inside = (mc[i] < cost) & (cost < mc[j]) & (span > _EPS)
+            inside = (mc[i] < cost) & (cost < mc[j]) & (span > EPS)
             with np.errstate(divide="ignore", invalid="ignore"):
                 val = mr[i] + (mr[j] - mr[i]) * (cost - mc[i]) / span
             best = np.maximum(best, np.where(inside, val, -np.inf))

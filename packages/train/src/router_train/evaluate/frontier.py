@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-_EPS = 1e-6
+EPS = 1e-6
 """Tolerance in USD and in rate: report numbers are rounded to 6 decimals, so closer points are equal."""
 
 
@@ -44,9 +44,9 @@ class Mix(BaseModel):
 
 def _pair(a: ModelPoint, b: ModelPoint, wb: float) -> Mix:
     wb = min(max(wb, 0.0), 1.0)
-    if wb <= _EPS:
+    if wb <= EPS:
         return Mix(weights={a.model: 1.0}, cost=a.cost, resolved=a.resolved)
-    if wb >= 1 - _EPS:
+    if wb >= 1 - EPS:
         return Mix(weights={b.model: 1.0}, cost=b.cost, resolved=b.resolved)
     weights = {a.model: 1.0 - wb, b.model: wb}
     return Mix(
@@ -61,9 +61,9 @@ def _better(new: Mix, old: Mix | None, *, key: str) -> bool:
     if old is None:
         return True
     nv, ov = (new.resolved, old.resolved) if key == "resolved" else (-new.cost, -old.cost)
-    if nv > ov + _EPS:
+    if nv > ov + EPS:
         return True
-    if nv < ov - _EPS:
+    if nv < ov - EPS:
         return False
     return (len(new.weights), sorted(new.weights)) < (len(old.weights), sorted(old.weights))
 
@@ -76,13 +76,13 @@ def best_mix_at_cost(points: Sequence[ModelPoint], cost: float) -> Mix | None:
     """
     best: Mix | None = None
     for a in points:
-        if a.cost <= cost + _EPS:
+        if a.cost <= cost + EPS:
             cand = Mix(weights={a.model: 1.0}, cost=a.cost, resolved=a.resolved)
             if _better(cand, best, key="resolved"):
                 best = cand
     for a in points:
         for b in points:
-            if a.cost < cost < b.cost and b.cost - a.cost > _EPS:
+            if a.cost < cost < b.cost and b.cost - a.cost > EPS:
                 cand = _pair(a, b, (cost - a.cost) / (b.cost - a.cost))
                 if _better(cand, best, key="resolved"):
                     best = cand
@@ -93,13 +93,13 @@ def cheapest_mix_at_resolved(points: Sequence[ModelPoint], resolved: float) -> M
     """The cheapest mix whose resolved rate is at least `resolved`; None when no model reaches it."""
     best: Mix | None = None
     for a in points:
-        if a.resolved >= resolved - _EPS:
+        if a.resolved >= resolved - EPS:
             cand = Mix(weights={a.model: 1.0}, cost=a.cost, resolved=a.resolved)
             if _better(cand, best, key="cost"):
                 best = cand
     for a in points:
         for b in points:
-            if a.resolved < resolved < b.resolved and b.resolved - a.resolved > _EPS:
+            if a.resolved < resolved < b.resolved and b.resolved - a.resolved > EPS:
                 cand = _pair(a, b, (resolved - a.resolved) / (b.resolved - a.resolved))
                 if _better(cand, best, key="cost"):
                     best = cand
@@ -117,14 +117,14 @@ def frontier_vertices(points: Sequence[ModelPoint]) -> list[ModelPoint]:
     ordered = sorted(points, key=lambda p: (p.cost, -p.resolved, p.model))
     hull: list[ModelPoint] = []
     for p in ordered:
-        if hull and abs(p.cost - hull[-1].cost) <= _EPS:
+        if hull and abs(p.cost - hull[-1].cost) <= EPS:
             continue  # same cost, lower or equal rate: never on the upper hull
         while len(hull) >= 2:
             o, a = hull[-2], hull[-1]
             cross = (a.cost - o.cost) * (p.resolved - o.resolved) - (a.resolved - o.resolved) * (
                 p.cost - o.cost
             )
-            if cross >= -_EPS:  # `a` lies on or below the segment o-p
+            if cross >= -EPS:  # `a` lies on or below the segment o-p
                 hull.pop()
             else:
                 break
