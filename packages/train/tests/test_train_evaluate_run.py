@@ -3,24 +3,13 @@
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pytest
+from evaluate_tables import IDS, make_table
 
-import router_train.local
 from router_frontier_rl.split import select_tasks
-from router_oracle.table import (
-    ModelOutcome,
-    OracleRule,
-    OracleTable,
-    Pool,
-    PoolModel,
-    RunOutcome,
-    TaskRecord,
-    write_table,
-)
-from router_oracle.tie_rule import pick_for_task
+from router_oracle.table import write_table
 from router_train.cli import main
 from router_train.evaluate import (
     EvaluateError,
@@ -33,52 +22,13 @@ from router_train.evaluate import (
 )
 from router_train.evaluate.metrics import compute_metrics
 from router_train.evaluate.traces import last_reply
+from router_train.local import LocalTrainConfig, load_policy, train_local
 
 DATA = Path(__file__).parent / "data"
 VF_TRACES = DATA / "evaluate_vf_traces.jsonl"
 """A real `vf-eval router-frontier-rl -r 2` output (stub model on 127.0.0.1), long texts trimmed."""
 VF_TABLE = DATA / "evaluate_vf_table.json"
 """The bundled table cut to the 6 tasks of VF_TRACES, which its recorded rewards were scored on."""
-
-IDS = ["big", "mid", "small"]
-COST = {"big": 1.0, "mid": 0.4, "small": 0.1}
-POOL = Pool(name="t", models=[PoolModel(id=i, name=i, runs=[f"run-{i}"]) for i in IDS])
-REPOS = ["astropy/astropy", "django/django", "sympy/sympy", "pytest-dev/pytest"]
-
-
-def make_table(n: int = 60, seed: int = 1) -> OracleTable:
-    """Tasks whose text hints at the winner (a repo-specific word), so classifiers have something to learn."""
-    rng = random.Random(seed)
-    tasks = []
-    for i in range(n):
-        repo = REPOS[i % len(REPOS)]
-        p = {"big": 0.8, "mid": 0.6 if i % 4 == 1 else 0.3, "small": 0.7 if i % 4 == 2 else 0.2}
-        per_model = {
-            m: ModelOutcome(
-                resolve_rate=float(ok := rng.random() < p[m]),
-                cost=COST[m] * (0.5 + rng.random()),
-                runs=[RunOutcome(run=f"run-{m}", resolved=ok, cost=COST[m])],
-            )
-            for m in IDS
-        }
-        per_model = {
-            m: o.model_copy(update={"runs": [o.runs[0].model_copy(update={"cost": o.cost})]})
-            for m, o in per_model.items()
-        }
-        pick = pick_for_task(POOL, OracleRule(), per_model)
-        tasks.append(
-            TaskRecord(
-                instance_id=f"{repo.split('/')[1]}__task-{i:03d}",
-                repo=repo,
-                difficulty=None,
-                problem_statement=f"Issue {i}: the {['parser', 'model', 'printer', 'fixture'][i % 4]} fails.",
-                per_model=per_model,
-                oracle=pick.oracle,
-                best=pick.best,
-                all_failed=all(o.resolve_rate == 0 for o in per_model.values()),
-            )
-        )
-    return OracleTable(pool=POOL, rule=OracleRule(), sources=[], command="test", tasks=tasks)
 
 
 @pytest.fixture(scope="module")
@@ -89,15 +39,21 @@ def table_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def rows_by_name(report):  # type: ignore[no-untyped-def]
-    return {r.name: r for r in report.rows}
+    return {r.name: r for r in report.main.routers}
+
+
+FAST_LOCAL = [("local-grpo", LocalTrainConfig(steps=10, tasks_per_step=16))]
+"""The local router with few steps: these tests check the plumbing, not how well it learns."""
 
 
 def test_baselines_are_sane(table_file: Path) -> None:
     table, info = read_table(table_file)
-    report = evaluate(table, info, seed=3)
+    report = evaluate(table, info, seed=3, local_routers=FAST_LOCAL)
     rows = rows_by_name(report)
     tasks = select_tasks(table, "eval")
-    assert report.split.n_tasks == len(tasks) and report.split.n_train_tasks == len(table.tasks) - len(tasks)
+    main = report.main
+    assert main.n_tasks == len(tasks) and main.n_train_tasks == len(table.tasks) - len(tasks)
+    assert report.design.mode == "split" and report.design.split == "eval"
     oracle = rows["oracle"].metrics
     assert (
         oracle.accuracy == 1.0 and oracle.kappa == 1.0 and oracle.tvd == 0.0 and oracle.unparseable_rate == 0
@@ -109,14 +65,16 @@ def test_baselines_are_sane(table_file: Path) -> None:
         )
         assert got.mean_cost == pytest.approx(sum(t.per_model[m].cost for t in tasks) / len(tasks), abs=1e-6)
         assert oracle.resolved_rate >= got.resolved_rate
-    assert "cheapest:small" in rows  # the cheapest on the train split
+    assert rows["cheapest-on-train"].metrics.label_distribution == {"small": 1.0}  # cheapest on train
+    assert "cheapest-on-train routed to small" in report.notes
+    assert rows["local-grpo"].kind == "local" and not rows["local-grpo"].in_sample
     expected = rows["random(expected)"].metrics
     assert expected.accuracy == pytest.approx(1 / 3, abs=1e-6)
     assert expected.resolved_rate == pytest.approx(
         sum(rows[f"always:{m}"].metrics.resolved_rate for m in IDS) / 3, abs=1e-6
     )
     assert {"tfidf-logreg", "tfidf-logreg(balanced)", "tfidf-knn(k=10)", "random(seed=3)"} <= set(rows)
-    assert [p.model for p in report.single_models] == IDS
+    assert [p.model for p in report.main.single_models] == IDS
 
 
 def test_random_baseline_is_seeded(table_file: Path) -> None:
@@ -209,41 +167,37 @@ def test_report_files_are_deterministic(table_file: Path, tmp_path: Path) -> Non
     outs = []
     for k in range(2):
         table, info = read_table(table_file)
-        report = evaluate(table, info, seed=7)
+        report = evaluate(table, info, seed=7, local_routers=FAST_LOCAL)
         files = write_report(report, tmp_path / f"out{k}")
         assert [f.name for f in files] == ["report.json", "report.md", "cost_vs_resolved.png"]
         outs.append({f.name: f.read_bytes() for f in files})
     assert outs[0] == outs[1]
     assert outs[0]["cost_vs_resolved.png"].startswith(b"\x89PNG")
     data = json.loads(outs[0]["report.json"])
-    assert data["version"] == 1 and data["table"]["file"] == "table.json"
+    assert data["version"] == 2 and data["table"]["file"] == "table.json"
     assert "| oracle |" in outs[0]["report.md"].decode()
 
 
-def test_checkpoint_source(table_file: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    class Policy:
-        def route(self, tasks: list[TaskRecord]) -> list[str]:
-            return ["mid" for _ in tasks]
-
-    seen: list[Path] = []
-
-    def load(path: Path) -> Policy:
-        seen.append(Path(path))
-        return Policy()
-
-    monkeypatch.setattr(router_train.local, "load_policy", load)
+def test_checkpoint_source(table_file: Path, tmp_path: Path) -> None:
+    run = train_local(
+        LocalTrainConfig(table_path=table_file, output_dir=tmp_path / "run", steps=5), progress=False
+    )
     table, info = read_table(table_file)
-    report = evaluate(table, info, checkpoints=[Source(name="ckpt", path=tmp_path / "c.json")])
-    rows = rows_by_name(report)
-    assert seen == [tmp_path / "c.json"]
-    assert rows["ckpt"].kind == "checkpoint" and rows["ckpt"].source == "c.json"
-    assert rows["ckpt"].metrics.resolved_rate == rows["always:mid"].metrics.resolved_rate
+    source = Source(name="ckpt", path=run.checkpoint_path)
+    report = evaluate(table, info, checkpoints=[source], local_routers=[])
+    row = rows_by_name(report)["ckpt"]
+    assert row.kind == "checkpoint" and row.source == "checkpoint.json" and not row.in_sample
+    tasks = select_tasks(table, "eval")
+    routes = load_policy(run.checkpoint_path).route(sorted(tasks, key=lambda t: t.instance_id))
+    assert row.metrics.label_distribution == {
+        m: pytest.approx(routes.count(m) / len(routes)) for m in sorted(set(routes))
+    }
 
 
 def test_missing_checkpoint_is_a_clear_error(table_file: Path, tmp_path: Path) -> None:
     table, info = read_table(table_file)
     with pytest.raises(EvaluateError, match="cannot load checkpoint"):
-        evaluate(table, info, checkpoints=[Source(name="x", path=tmp_path / "nope.json")])
+        evaluate(table, info, checkpoints=[Source(name="x", path=tmp_path / "nope.json")], local_routers=[])
 
 
 def test_bad_split_names_the_table(table_file: Path) -> None:
@@ -272,7 +226,10 @@ def test_cli_writes_the_report_and_prints_the_table(
     assert "stub" in printed and "vs random mix" in printed and "oracle" in printed
     assert {p.name for p in out.iterdir()} == {"report.json", "report.md", "cost_vs_resolved.png"}
     report = json.loads((out / "report.json").read_text())
-    assert any("in-sample" in n for n in report["notes"])
+    rows = {r["name"]: r for r in report["evaluations"][0]["routers"]}
+    # Split `all` holds the train split: the learned routers are in-sample there, the fixed ones not.
+    assert rows["tfidf-logreg"]["in_sample"] and not rows["oracle"]["in_sample"]
+    assert "tfidf-logreg (in-sample)" in printed
 
 
 def test_cli_split_options_reach_the_report(table_file: Path, tmp_path: Path) -> None:
@@ -280,7 +237,7 @@ def test_cli_split_options_reach_the_report(table_file: Path, tmp_path: Path) ->
     assert main([*argv, str(tmp_path / "default")]) == 0
     assert main([*argv, str(tmp_path / "given"), "--eval-fraction", "0.3", "--split-seed", "2"]) == 0
     reports = {n: json.loads((tmp_path / n / "report.json").read_text()) for n in ("default", "given")}
-    splits = {n: r["split"] for n, r in reports.items()}
+    splits = {n: r["design"] for n, r in reports.items()}
     assert (splits["default"]["eval_fraction"], splits["default"]["split_seed"]) == (0.2, 0)
     assert (splits["given"]["eval_fraction"], splits["given"]["split_seed"]) == (0.3, 2)
 

@@ -34,7 +34,8 @@ def _order(key: str, seed: int) -> str:
     return hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()
 
 
-def _shuffled(ids: Iterable[str], seed: int) -> list[str]:
+def seeded_order(ids: Iterable[str], seed: int) -> list[str]:
+    """`ids` sorted by a seeded hash: a shuffle that depends only on the ids and the seed."""
     return sorted(ids, key=lambda i: _order(i, seed))
 
 
@@ -49,11 +50,28 @@ def split_ids(table: OracleTable, eval_fraction: float = 0.2, seed: int = 0) -> 
     train: list[str] = []
     held: list[str] = []
     for ids in by_label.values():
-        ordered = _shuffled(ids, seed)
+        ordered = seeded_order(ids, seed)
         n_eval = 0 if len(ids) < 2 else min(max(round(len(ids) * eval_fraction), 1), len(ids) - 1)
         held += ordered[:n_eval]
         train += ordered[n_eval:]
-    return Split(train=_shuffled(train, seed), eval=_shuffled(held, seed))
+    return Split(train=seeded_order(train, seed), eval=seeded_order(held, seed))
+
+
+def stratified_folds(tasks: Iterable[TaskRecord], k: int, seed: int = 0) -> list[list[str]]:
+    """K folds of the tasks' ids for cross-validation, stratified by oracle label.
+
+    Labels in sorted order, each label's ids in seeded-hash order, are dealt round-robin into the folds,
+    so each label is spread evenly and fold sizes differ by at most one. Like `split_ids`, the folds
+    depend only on (task ids, labels, k, seed). Each fold's ids are sorted.
+    """
+    by_label: dict[str, list[str]] = defaultdict(list)
+    for t in tasks:
+        by_label[t.oracle].append(t.instance_id)
+    n = sum(len(ids) for ids in by_label.values())
+    if not 2 <= k <= n:
+        raise ValueError(f"cross-validation needs 2 <= folds <= tasks ({n}), got {k} folds")
+    ordered = [i for label in sorted(by_label) for i in seeded_order(by_label[label], seed)]
+    return [sorted(ordered[f::k]) for f in range(k)]
 
 
 def upsampled(tasks: list[TaskRecord], seed: int = 0) -> list[TaskRecord]:
@@ -94,7 +112,7 @@ def select_tasks(
         raise ValueError(f"max_tasks must be at least 1, got {max_tasks}")
     by_id = {t.instance_id: t for t in table.tasks}
     if split == "all":
-        ids = _shuffled(by_id, split_seed)
+        ids = seeded_order(by_id, split_seed)
     else:
         ids = getattr(split_ids(table, eval_fraction, split_seed), split)
     tasks = [by_id[i] for i in ids]

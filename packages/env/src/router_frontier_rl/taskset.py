@@ -30,6 +30,8 @@ class RouteData(vf.TaskData):
     """The pool's model ids, the only routes the parser accepts."""
     repeat: int = 0
     """0 for a task's first occurrence; 1, 2, ... for the copies `upsample` adds."""
+    split: SplitName | None = None
+    """The split that served the task (`router-train evaluate` refuses traces of `train` tasks)."""
 
 
 class RouteTask(vf.Task[RouteData]):
@@ -158,6 +160,7 @@ class RouterTaskset(vf.Taskset[RouteTask, RouterConfig]):
                 record=t,
                 valid_ids=valid_ids,
                 repeat=seen[t.instance_id],
+                split=cfg.split,
             )
             seen[t.instance_id] += 1
             yield RouteTask(data, cfg.task)

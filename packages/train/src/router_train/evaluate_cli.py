@@ -1,12 +1,14 @@
 """`router-train evaluate`: judge routers against the oracle, the baselines and the single models' frontier.
 
 Exit codes: 0 the report was written; 2 bad input (unreadable or invalid table, traces file or
-checkpoint, bad arguments), with the message on stderr and no report file half-written.
+checkpoint, bad arguments, a router that would be scored on its own training tasks), with the message
+on stderr and no report file half-written.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,32 +24,88 @@ def _named(value: str) -> tuple[str | None, Path]:
     return None, Path(value)
 
 
+def _seeds(text: str) -> list[int]:
+    try:
+        return [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def _local(text: str) -> tuple[str, str]:
+    name, sep, options = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=OPTIONS (e.g. 'up=--upsample'), got {text!r}")
+    return name.strip(), options
+
+
+DEFAULT_FOLD_SEEDS = [0, 1, 2, 3, 4]
+
+
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "evaluate",
-        help="judge routers (checkpoints, vf-eval traces, baselines) against the oracle and cost",
+        help="judge routers (baselines, local GRPO, checkpoints, vf-eval traces) on tasks they never saw",
         description=(
-            "Evaluate routing decisions on a split of an oracle table: built-in baselines (always each "
-            "model, uniform random, always the cheapest, the oracle, TF-IDF classifiers fitted on the "
-            "train split), local-trainer checkpoints and vf-eval traces. Writes report.json, report.md "
-            "and cost_vs_resolved.png into OUTDIR and prints a table. Exit codes: 0 written, 2 bad input."
+            "Evaluate routing decisions on tasks no learned router trained on. With --folds K: K-fold "
+            "cross-validation over every task of the table (folds stratified by oracle label, once per "
+            "fold seed); in each fold the learned baselines (cheapest on train, TF-IDF classifiers) and "
+            "the local GRPO router (`local-grpo`, plus any --local) are fitted on the other folds only. "
+            "Without --folds: the env's one held-out split (--split). Fixed routers (always each model, "
+            "uniform random, the oracle), checkpoints and vf-eval traces are scored on the same tasks; "
+            "a checkpoint or traces are never scored on tasks they trained on (refused, exit 2, unless "
+            "--allow-in-sample). The headline is each router's resolved rate against the best random "
+            "mix of single models at the same cost, with a 95%% paired-bootstrap interval. Writes "
+            "report.json, report.md and cost_vs_resolved.png into OUTDIR and prints the tables. Exit "
+            "codes: 0 written, 2 bad input."
         ),
     )
     add_table_arguments(p)
-    p.add_argument("--split", choices=("eval", "train", "all"), default="eval", help="tasks to evaluate on")
+    p.add_argument(
+        "--folds",
+        type=int,
+        nargs="?",
+        const=5,
+        default=None,
+        metavar="K",
+        help="cross-validate over every task with K folds (K default 5); without it: the env's split",
+    )
+    p.add_argument(
+        "--fold-seeds",
+        type=_seeds,
+        default=None,
+        metavar="S1,S2,...",
+        help="with --folds: one complete K-fold pass per seed (default 0,1,2,3,4)",
+    )
+    p.add_argument(
+        "--split",
+        choices=("eval", "train", "all"),
+        default=None,
+        help="without --folds: the env split to evaluate on (default eval; train/all are in-sample)",
+    )
+    p.add_argument(
+        "--local",
+        type=_local,
+        action="append",
+        default=[],
+        metavar="NAME=OPTIONS",
+        help=(
+            "also train the local GRPO router with these `router-train local` options in every fold and "
+            "report it as NAME, e.g. --local 'up-wd3=--upsample --weight-decay 3' (repeatable)"
+        ),
+    )
     p.add_argument(
         "--checkpoint",
         action="append",
         default=[],
         metavar="[NAME=]CKPT",
-        help="local-trainer checkpoint to evaluate (repeatable)",
+        help="local-trainer checkpoint to evaluate on tasks it never trained on (repeatable)",
     )
     p.add_argument(
         "--traces",
         action="append",
         default=[],
         metavar="[NAME=]FILE",
-        help="vf-eval traces.jsonl to evaluate (repeatable; default name: its run directory)",
+        help="vf-eval traces.jsonl, scored on the tasks it covers (repeatable; default name: its run dir)",
     )
     p.add_argument(
         "--name",
@@ -59,9 +117,22 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--only-covered",
         action="store_true",
-        help="evaluate only the split tasks every --traces file covers (e.g. a vf-eval -n N run)",
+        help="without --folds: evaluate only the split tasks every --traces file covers (a vf-eval -n N run)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the random baseline and the classifiers")
+    p.add_argument(
+        "--allow-in-sample",
+        action="store_true",
+        help="score checkpoints/traces on tasks they trained on anyway; their rows are marked in-sample",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the random baseline, classifiers and bootstrap"
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="processes fitting folds in parallel (default: the CPU count, at most 4)",
+    )
     p.add_argument("--no-baselines", action="store_true", help="evaluate only the given routers")
     p.add_argument("--no-plot", action="store_true", help="skip the PNG")
     p.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR", help="report directory")
@@ -72,10 +143,26 @@ def run(args: argparse.Namespace) -> int:
     from router_frontier_rl.bundled import bundled_table_path
     from router_train.evaluate import Source, evaluate, read_table, render_terminal, write_report
     from router_train.evaluate.traces import traces_name
+    from router_train.local_cli import config_from_options
 
     try:
         if len(args.name) > len(args.traces):
             raise ValueError(f"{len(args.name)} --name given for {len(args.traces)} --traces")
+        if args.folds is not None:
+            split_options = [
+                o
+                for o, v in (
+                    ("--split", args.split),
+                    ("--eval-fraction", args.eval_fraction),
+                    ("--split-seed", args.split_seed),
+                    ("--only-covered", args.only_covered or None),
+                )
+                if v is not None
+            ]
+            if split_options:
+                raise ValueError(f"{', '.join(split_options)} select the env's split: not with --folds")
+        elif args.fold_seeds is not None:
+            raise ValueError("--fold-seeds needs --folds")
         checkpoints = []
         for value in args.checkpoint:
             name, path = _named(value)
@@ -86,18 +173,32 @@ def run(args: argparse.Namespace) -> int:
             if i < len(args.name):
                 name = args.name[i]
             traces.append(Source(name=name or traces_name(path), path=path))
-        if args.no_baselines and not (checkpoints or traces):
-            raise ValueError("--no-baselines leaves nothing to evaluate: give --checkpoint or --traces")
+        local = []
+        for name, options in args.local:
+            try:
+                local.append((name, config_from_options(options)))
+            except ValueError as exc:
+                raise ValueError(f"--local {name}={options}: {exc}") from None
+        if args.no_baselines and not (checkpoints or traces or local):
+            raise ValueError(
+                "--no-baselines leaves nothing to evaluate: give --checkpoint, --traces or --local"
+            )
         table, info = read_table(args.table or bundled_table_path())
         report = evaluate(
             table,
             info,
-            split=args.split,
+            folds=args.folds,
+            fold_seeds=args.fold_seeds or DEFAULT_FOLD_SEEDS,
+            split=args.split or "eval",
             seed=args.seed,
             checkpoints=checkpoints,
             traces=traces,
+            local_routers=local if args.no_baselines else _with_default(local),
             include_baselines=not args.no_baselines,
             only_covered=args.only_covered,
+            allow_in_sample=args.allow_in_sample,
+            jobs=args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 4),
+            progress=True,
             **given(args, "eval_fraction", "split_seed"),
         )
         files = write_report(report, args.output, plot=not args.no_plot)
@@ -106,3 +207,10 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.write(render_terminal(report))
     print("wrote " + ", ".join(str(f) for f in files))
     return 0
+
+
+def _with_default(local: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """`local-grpo` (the defaults) first, then the --local configurations."""
+    from router_train.evaluate.run import default_local_routers
+
+    return default_local_routers() + local

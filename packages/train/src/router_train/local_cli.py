@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pydantic import ValidationError
 
@@ -38,6 +39,13 @@ def register(sub: Any) -> None:
     )
     add_table_arguments(p)
     p.add_argument("--output-dir", type=Path, default=DEFAULT_OUTPUT, help=f"default: {DEFAULT_OUTPUT}")
+    add_training_arguments(p)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def add_training_arguments(p: argparse.ArgumentParser) -> None:
+    """The training knobs (not the table, split or output): `router-train evaluate --local` takes them too."""
     p.add_argument("--steps", type=int, default=None, help="GRPO steps (default 150)")
     p.add_argument("--tasks-per-step", type=int, default=None, help="train tasks per step (default 64)")
     p.add_argument("--samples-per-task", type=int, default=None, help="routes sampled per task (default 8)")
@@ -61,8 +69,22 @@ def register(sub: Any) -> None:
             "resolved_if_chosen, cost_if_chosen (default 1,0,0,0,0)"
         ),
     )
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=run)
+
+
+class _OptionsParser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise ValueError(message)
+
+
+def config_from_options(options: str) -> LocalTrainConfig:
+    """A LocalTrainConfig from `router-train local` training options written as one string, e.g.
+    `--upsample --lr 0.2` (`router-train evaluate --local NAME=OPTIONS`); raises ValueError."""
+    p = _OptionsParser(prog="--local", add_help=False)
+    add_training_arguments(p)
+    args = p.parse_args(shlex.split(options))
+    args.table = args.output_dir = None
+    args.eval_fraction = args.split_seed = None
+    return config_from_args(args)
 
 
 def config_from_args(args: argparse.Namespace) -> LocalTrainConfig:
@@ -70,7 +92,9 @@ def config_from_args(args: argparse.Namespace) -> LocalTrainConfig:
     from router_frontier_rl.rewards import REWARD_NAMES
     from router_train.local import FeatureConfig, LocalTrainConfig, RewardWeights
 
-    fields: dict[str, Any] = {"table_path": args.table, "output_dir": args.output_dir}
+    fields: dict[str, Any] = {"table_path": args.table}
+    if args.output_dir is not None:
+        fields["output_dir"] = args.output_dir
     fields |= given(
         args,
         "steps",

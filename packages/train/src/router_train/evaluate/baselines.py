@@ -36,6 +36,10 @@ def uniform_random_expected(tasks: Sequence[TaskRecord], model_ids: Sequence[str
     return from_distributions("random(expected)", "baseline", {t.instance_id: dist for t in tasks})
 
 
+CHEAPEST_NAME = "cheapest-on-train"
+"""Row name of `always_cheapest` (which model it is can differ between cross-validation folds)."""
+
+
 def cheapest_model(train_tasks: Sequence[TaskRecord], model_ids: Sequence[str]) -> str:
     """The model with the lowest mean cost per task on the train tasks (ties: smallest id)."""
     if not train_tasks:
@@ -47,9 +51,9 @@ def cheapest_model(train_tasks: Sequence[TaskRecord], model_ids: Sequence[str]) 
 def always_cheapest(
     train_tasks: Sequence[TaskRecord], tasks: Sequence[TaskRecord], model_ids: Sequence[str]
 ) -> Decisions:
-    """Route everything to the model that was cheapest on the train split."""
+    """Route everything to the model that was cheapest on the train tasks."""
     m = cheapest_model(train_tasks, model_ids)
-    return from_labels(f"cheapest:{m}", "baseline", {t.instance_id: [m] for t in tasks})
+    return from_labels(CHEAPEST_NAME, "baseline", {t.instance_id: [m] for t in tasks})
 
 
 def task_text(task: TaskRecord) -> str:
@@ -57,22 +61,30 @@ def task_text(task: TaskRecord) -> str:
     return f"{task.repo}\n{task.problem_statement}"
 
 
-def _fit_vectorizer(train_tasks: Sequence[TaskRecord]) -> tuple[Any, Any]:
-    from sklearn.feature_extraction.text import TfidfVectorizer
+class TfidfFeatures:
+    """TF-IDF of `task_text`, fitted on train tasks only; shared by the text classifiers of one fit."""
 
-    # Unigrams, 5000 terms: bigrams and more terms cost 4x the time here and changed no prediction.
-    vec = TfidfVectorizer(sublinear_tf=True, min_df=2, max_features=5000)
-    x = vec.fit_transform([task_text(t) for t in train_tasks])
-    return vec, x
+    def __init__(self, train_tasks: Sequence[TaskRecord], name: str = "tfidf") -> None:
+        from sklearn.feature_extraction.text import TfidfVectorizer
 
+        if len(train_tasks) < 2:
+            raise EvaluateError(f"{name} needs at least 2 train tasks, got {len(train_tasks)}")
+        # Unigrams, 5000 terms: bigrams and more terms cost 4x the time here and changed no prediction.
+        self.vectorizer = TfidfVectorizer(sublinear_tf=True, min_df=2, max_features=5000)
+        self.x_train = self.vectorizer.fit_transform([task_text(t) for t in train_tasks])
+        self.y_train = [t.oracle for t in train_tasks]
 
-def _check_train(train_tasks: Sequence[TaskRecord], name: str) -> None:
-    if len(train_tasks) < 2:
-        raise EvaluateError(f"{name} needs at least 2 train tasks, got {len(train_tasks)}")
+    def transform(self, tasks: Sequence[TaskRecord]) -> Any:
+        return self.vectorizer.transform([task_text(t) for t in tasks])
 
 
 def tfidf_logreg(
-    train_tasks: Sequence[TaskRecord], tasks: Sequence[TaskRecord], seed: int, *, balanced: bool = False
+    train_tasks: Sequence[TaskRecord],
+    tasks: Sequence[TaskRecord],
+    seed: int,
+    *,
+    balanced: bool = False,
+    features: TfidfFeatures | None = None,
 ) -> Decisions:
     """TF-IDF + logistic regression predicting the oracle label, fitted on `train_tasks` only.
 
@@ -82,10 +94,8 @@ def tfidf_logreg(
     from sklearn.linear_model import LogisticRegression
 
     name = "tfidf-logreg(balanced)" if balanced else "tfidf-logreg"
-
-    _check_train(train_tasks, name)
-    vec, x = _fit_vectorizer(train_tasks)
-    y = [t.oracle for t in train_tasks]
+    f = features or TfidfFeatures(train_tasks, name)
+    y = f.y_train
     picks: dict[str, list[str | None]]
     if len(set(y)) == 1:  # one class in train: the classifier can only predict it
         picks = {t.instance_id: [y[0]] for t in tasks}
@@ -93,19 +103,24 @@ def tfidf_logreg(
         clf = LogisticRegression(
             C=1.0, max_iter=2000, random_state=seed, class_weight="balanced" if balanced else None
         )
-        clf.fit(x, y)
-        pred = clf.predict(vec.transform([task_text(t) for t in tasks]))
+        clf.fit(f.x_train, y)
+        pred = clf.predict(f.transform(tasks))
         picks = {t.instance_id: [str(p)] for t, p in zip(tasks, pred, strict=True)}
     return from_labels(name, "baseline", picks)
 
 
-def tfidf_knn(train_tasks: Sequence[TaskRecord], tasks: Sequence[TaskRecord], k: int = 10) -> Decisions:
+def tfidf_knn(
+    train_tasks: Sequence[TaskRecord],
+    tasks: Sequence[TaskRecord],
+    k: int = 10,
+    *,
+    features: TfidfFeatures | None = None,
+) -> Decisions:
     """k nearest train tasks by TF-IDF cosine similarity vote for their oracle labels (ties: smallest id)."""
-    _check_train(train_tasks, "tfidf-knn")
-    vec, x = _fit_vectorizer(train_tasks)
-    y = [t.oracle for t in train_tasks]
-    sims = (vec.transform([task_text(t) for t in tasks]) @ x.T).toarray()
-    k = min(k, len(train_tasks))
+    f = features or TfidfFeatures(train_tasks, "tfidf-knn")
+    y = f.y_train
+    sims = (f.transform(tasks) @ f.x_train.T).toarray()
+    k = min(k, len(y))
     picks: dict[str, list[str | None]] = {}
     for t, row in zip(tasks, sims, strict=True):
         # Stable sort on -similarity: equal similarities keep train order, which is deterministic.
@@ -115,3 +130,26 @@ def tfidf_knn(train_tasks: Sequence[TaskRecord], tasks: Sequence[TaskRecord], k:
             votes[y[i]] = votes.get(y[i], 0.0) + 1.0
         picks[t.instance_id] = [min(sorted(votes), key=lambda m: -votes[m])]
     return from_labels(f"tfidf-knn(k={k})", "baseline", picks)
+
+
+def fitted_baselines(
+    train_tasks: Sequence[TaskRecord], tasks: Sequence[TaskRecord], model_ids: Sequence[str], seed: int
+) -> list[Decisions]:
+    """Every baseline that learns from train tasks, fitted on `train_tasks` and routing `tasks`."""
+    features = TfidfFeatures(train_tasks)
+    return [
+        always_cheapest(train_tasks, tasks, model_ids),
+        tfidf_logreg(train_tasks, tasks, seed, features=features),
+        tfidf_logreg(train_tasks, tasks, seed, balanced=True, features=features),
+        tfidf_knn(train_tasks, tasks, features=features),
+    ]
+
+
+def fixed_baselines(tasks: Sequence[TaskRecord], model_ids: Sequence[str], seed: int) -> list[Decisions]:
+    """Every baseline that learns nothing: each model always, the oracle, uniform random."""
+    return [
+        *(always(m, tasks) for m in model_ids),
+        oracle(tasks),
+        uniform_random(tasks, model_ids, seed),
+        uniform_random_expected(tasks, model_ids),
+    ]

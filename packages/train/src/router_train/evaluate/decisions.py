@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict
 UNPARSEABLE = "<unparseable>"
 """The label of a decision that named no valid pool model (the env's parser returned None)."""
 
-SourceKind = Literal["baseline", "checkpoint", "traces"]
+SourceKind = Literal["baseline", "local", "checkpoint", "traces"]
+"""Built-in baseline, local GRPO router trained by evaluate itself, local checkpoint, vf-eval traces."""
 
 
 class EvaluateError(ValueError):
@@ -39,6 +40,9 @@ class Decisions(BaseModel):
     """instance_id -> how many decisions (samples) stand behind the task's distribution."""
     recorded: dict[str, float] = {}
     """Means of the rewards and metrics the source recorded itself (vf-eval traces), for cross-checks."""
+    served_splits: list[str] = []
+    """The env splits the source's tasks were served from, as its traces record them (`RouteData.split`);
+    empty when unknown. A `train` entry means it was run on training tasks."""
 
 
 def from_labels(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import io
 
-from router_train.evaluate.report import EvalReport, verdict
+from router_train.evaluate.report import EvalReport, Evaluation, row_label, verdict
 
-_SKIP_PREFIXES = ("always:", "cheapest:")
-"""Rows drawn as single-model points already (always-cheapest is one of them)."""
+_SKIP_PREFIXES = ("always:",)
+"""Rows drawn as single-model points already."""
 
 
 def render_png(report: EvalReport) -> bytes:
@@ -28,24 +28,23 @@ def render_png(report: EvalReport) -> bytes:
     return buf.getvalue()
 
 
-def _ylim(report: EvalReport) -> tuple[float, float]:
+def _ylim(ev: Evaluation) -> tuple[float, float]:
     """Zoom on the data: the differences that matter are a few points, invisible on a 0-100 axis."""
-    ys = [100 * p.resolved for p in report.single_models] + [
-        100 * r.metrics.resolved_rate for r in report.rows
-    ]
+    ys = [100 * p.resolved for p in ev.single_models] + [100 * r.metrics.resolved_rate for r in ev.routers]
     lo, hi = min(ys), max(ys)
     pad = max(3.0, 0.15 * (hi - lo))
     return max(0.0, lo - pad), min(100.0, hi + pad)
 
 
 def _draw(ax, report: EvalReport) -> None:  # type: ignore[no-untyped-def]
-    singles = report.single_models
-    costs = [p.cost for p in singles] + [r.metrics.mean_cost for r in report.rows]
+    ev = report.main  # the evaluation of every task; external routers' own task sets are in report.md
+    singles = ev.single_models
+    costs = [p.cost for p in singles] + [r.metrics.mean_cost for r in ev.routers]
     xmax = max([*costs, 1e-6]) * 1.12
-    ylo, yhi = _ylim(report)
+    ylo, yhi = _ylim(ev)
     # Mix frontier: the hull corners, then flat (spending more buys nothing past the best model).
-    fx = [p.cost for p in report.frontier]
-    fy = [100 * p.resolved for p in report.frontier]
+    fx = [p.cost for p in ev.frontier]
+    fy = [100 * p.resolved for p in ev.frontier]
     if fx:
         fx.append(xmax)
         fy.append(fy[-1])
@@ -83,7 +82,7 @@ def _draw(ax, report: EvalReport) -> None:  # type: ignore[no-untyped-def]
         )
     markers = iter(["s", "D", "^", "v", "P", "X", "h", "<", ">", "p", "8", "d"])
     placed: list[tuple[float, float]] = []
-    for row in report.rows:
+    for row in ev.routers:
         if row.name.startswith(_SKIP_PREFIXES):
             continue
         m = row.metrics
@@ -109,14 +108,14 @@ def _draw(ax, report: EvalReport) -> None:  # type: ignore[no-untyped-def]
             color="tab:red" if is_router else "0.35",
             edgecolor="k" if is_router else "none",
             zorder=5 if is_router else 4,
-            label=f"{row.name}: {verdict(m)}",
+            label=f"{row_label(row)}: {verdict(row.gap_vs_mix)}",
         )
         if is_router:
             # Stack the labels of routers that land on (nearly) the same point instead of overprinting.
             near = sum(1 for px, py in placed if abs(px - x) < 0.06 * span and abs(py - y) < 1.5)
             placed.append((x, y))
             ax.annotate(
-                row.name,
+                row_label(row),
                 (x, y),
                 textcoords="offset points",
                 xytext=(6, 5 + 11 * near),
@@ -127,11 +126,13 @@ def _draw(ax, report: EvalReport) -> None:  # type: ignore[no-untyped-def]
     ax.set_ylim(ylo, yhi)
     ax.set_xlabel("mean cost per task (USD)")
     ax.set_ylabel("resolved (%)")
-    s = report.split
-    ax.set_title(
-        f"Cost vs resolved on the {s.name} split ({s.n_tasks} tasks). "
-        "Above the dashed line: better than any random mix."
+    d = report.design
+    where = (
+        f"{d.folds}-fold cross-validation over all {ev.n_tasks} tasks"
+        if d.mode == "cross-validation"
+        else f"the {d.split} split ({ev.n_tasks} tasks)"
     )
+    ax.set_title(f"Cost vs resolved, {where}.\nAbove the dashed line: better than any random mix.")
     ax.grid(True, color="0.85", lw=0.6)
     ax.legend(
         loc="upper left",

@@ -1,4 +1,11 @@
-"""The evaluation report: one pydantic model, rendered as JSON, Markdown and a terminal table."""
+"""The evaluation report: one pydantic model, rendered as JSON, Markdown and a terminal table.
+
+Contract of `report.json` for scripts (version 2): `evaluations` is a list; the first evaluation covers
+every evaluated task (all of them under cross-validation), later ones cover the tasks an external
+router (a checkpoint's unseen tasks, a traces file's tasks) could be compared on. Each evaluation's
+`routers` entries carry `name`, `n_tasks`, `in_sample` and `gap_vs_mix: {mean, low, high}` in points
+(plus `by_fold_seed` and `sd` under cross-validation), next to every metric under `metrics`.
+"""
 
 from __future__ import annotations
 
@@ -32,59 +39,101 @@ class TableInfo(_Frozen):
     """Tasks in the whole table."""
 
 
-class SplitInfo(_Frozen):
-    """Which tasks were evaluated, by the environment's split rule."""
+class Design(_Frozen):
+    """How routers that learn were kept off the tasks they are scored on."""
 
-    name: Literal["train", "eval", "all"]
-    """The split evaluated."""
-    eval_fraction: float
-    """Held-out fraction of the split rule."""
-    split_seed: int
-    """Seed of the split rule."""
-    n_tasks: int
-    """Tasks evaluated."""
-    n_train_tasks: int
-    """Train-split tasks the learned baselines were fitted on (and the cheapest model was measured on)."""
-    oracle_distribution: dict[str, float]
-    """Oracle label -> share of the evaluated tasks."""
-    solvable_tasks: int
-    """Evaluated tasks some model resolved."""
+    mode: Literal["split", "cross-validation"]
+    """`split`: the env's one held-out split; `cross-validation`: K folds over every task, repeated."""
+    split: Literal["train", "eval", "all"] | None = None
+    """Split mode: the split evaluated (learned routers are fitted on the train split)."""
+    eval_fraction: float | None = None
+    """Split mode: held-out fraction of the env's split rule."""
+    split_seed: int | None = None
+    """Split mode: seed of the env's split rule."""
+    folds: int | None = None
+    """Cross-validation: number of folds, stratified by oracle label (`router_frontier_rl.split`)."""
+    fold_seeds: list[int] = []
+    """Cross-validation: one complete K-fold pass per seed; each task is routed once per seed."""
+
+
+class Gap(_Frozen):
+    """A router's resolved rate minus the best random mix of single models at its mean cost, in points."""
+
+    mean: float | None
+    """Over the evaluation's tasks, every fold seed's decisions pooled; None when the router is cheaper
+    than every single model (no mix to compare with)."""
+    low: float | None
+    """Lower end of the 95% paired-bootstrap interval over tasks (frontier rebuilt per resample)."""
+    high: float | None
+    """Upper end of that interval."""
+    by_fold_seed: list[float | None] = []
+    """Cross-validation: the gap of each fold seed's decisions alone, in fold-seed order."""
+    sd: float | None = None
+    """Cross-validation with two or more fold seeds: sample standard deviation of `by_fold_seed`."""
 
 
 class RouterRow(_Frozen):
-    """One router's result."""
+    """One router's result on one evaluation's tasks."""
 
     name: str
     """Row label."""
     kind: SourceKind
-    """baseline, checkpoint or traces."""
+    """baseline, local (trained by evaluate itself), checkpoint or traces."""
     source: str
-    """File behind the decisions (checkpoint or traces file name), empty for baselines."""
+    """File behind the decisions (checkpoint or traces file name), empty otherwise."""
+    n_tasks: int
+    """Tasks it was scored on (those of its evaluation)."""
+    in_sample: bool
+    """True when it was scored on tasks it learned from (`--allow-in-sample`, `--split train|all`)."""
+    gap_vs_mix: Gap
+    """The headline: points above (+) or below (-) the best random mix of single models at equal cost."""
     metrics: RouterMetrics
-    """All metrics on the evaluated tasks."""
+    """All metrics on the evaluation's tasks (rates as fractions)."""
     recorded: dict[str, float]
     """Means of what the source recorded itself (vf-eval rewards and metrics); empty otherwise."""
+
+
+class Evaluation(_Frozen):
+    """Routers compared on one set of tasks, against the single models measured on the same tasks."""
+
+    name: str
+    """`all` (the design's tasks) or what an external router's tasks are (e.g. `covered by traces X`)."""
+    n_tasks: int
+    """Tasks scored."""
+    n_train_tasks: int | None
+    """Split mode: train-split tasks the learned routers were fitted on; None under cross-validation."""
+    oracle_distribution: dict[str, float]
+    """Oracle label -> share of the tasks."""
+    solvable_tasks: int
+    """Tasks some model resolved."""
+    single_models: list[ModelPoint]
+    """Each pool model as an always-this-model router on these tasks, in pool order."""
+    frontier: list[ModelPoint]
+    """Corners of the random-mix frontier on these tasks, cheapest first (flat after the last one)."""
+    routers: list[RouterRow]
+    """Baselines first, then routers trained by evaluate, then checkpoints, then traces."""
 
 
 class EvalReport(_Frozen):
     """A whole evaluation: everything report.md, the terminal table and the plot show."""
 
-    version: Literal[1] = 1
-    """report.json format version, bumped on any change an older reader would misinterpret."""
+    version: Literal[2] = 2
+    """report.json format version, bumped on any change an older reader would misinterpret (2 added
+    cross-validation, `evaluations` and the per-router `gap_vs_mix`)."""
     table: TableInfo
     """The table."""
-    split: SplitInfo
-    """The evaluated tasks."""
+    design: Design
+    """Split or cross-validation, and its parameters."""
     seed: int
-    """Seed of the random baseline and the classifiers."""
-    single_models: list[ModelPoint]
-    """Each pool model as an always-this-model router, in pool order."""
-    frontier: list[ModelPoint]
-    """Corners of the random-mix frontier, cheapest first (flat after the last one)."""
-    rows: list[RouterRow]
-    """Every router evaluated: baselines first, then checkpoints, then traces."""
+    """Seed of the random baseline, the classifiers and the bootstrap."""
+    evaluations: list[Evaluation]
+    """The first covers every evaluated task; others each cover an external router's tasks."""
     notes: list[str]
-    """Caveats a reader must see (in-sample evaluation, missing tasks)."""
+    """Caveats a reader must see (in-sample rows, missing tasks, what each fitted router chose)."""
+
+    @property
+    def main(self) -> Evaluation:
+        return self.evaluations[0]
 
 
 def dumps_report(report: EvalReport) -> str:
@@ -106,26 +155,21 @@ def _mix(mix: Mix | None) -> str:
     return " + ".join(f"{100 * w:.0f}% {m}" for m, w in sorted(mix.weights.items(), key=lambda kv: -kv[1]))
 
 
-def verdict(m: RouterMetrics) -> str:
+def verdict(gap: Gap) -> str:
     """One phrase: does a random mix of single models do as well for the same money?"""
-    f = m.frontier
-    if f is None:
-        return "single model"
-    if f.gap_vs_mix is None:
+    if gap.mean is None:
         return "cheaper than every model"
-    pts = 100 * f.gap_vs_mix
-    if f.gap_ci is None:
-        if f.dominated:
-            return f"dominated: {pts:+.1f} pts"
-        return "on the frontier" if pts < 0.05 else f"beats mix: {pts:+.1f} pts"
-    lo, hi = 100 * f.gap_ci[0], 100 * f.gap_ci[1]
-    ci = f" [{lo:+.1f}, {hi:+.1f}]"
+    pts = gap.mean
+    spread = "" if gap.sd is None else f" sd {gap.sd:.1f}"
+    if gap.low is None or gap.high is None:
+        return f"{pts:+.1f} pts{spread}"
+    ci = f" [{gap.low:+.1f}, {gap.high:+.1f}]{spread}"
     # The words follow the interval, so a one-task difference on 100 tasks is not called a win.
-    if lo > 0.05:
+    if gap.low > 0.05:
         return f"beats mix: {pts:+.1f} pts{ci}"
-    if hi < -0.05:
+    if gap.high < -0.05:
         return f"dominated: {pts:+.1f} pts{ci}"
-    if abs(pts) < 0.05 and hi - lo < 0.1:
+    if abs(pts) < 0.05 and gap.high - gap.low < 0.1:
         return "on the frontier"
     return f"~ mix: {pts:+.1f} pts{ci}"
 
@@ -145,10 +189,15 @@ COLUMNS = (
 )
 
 
+def row_label(row: RouterRow) -> str:
+    """The row name, marked when the router was scored on tasks it learned from."""
+    return f"{row.name} (in-sample)" if row.in_sample else row.name
+
+
 def _cells(row: RouterRow) -> list[str]:
     m = row.metrics
     return [
-        row.name,
+        row_label(row),
         _pct(m.resolved_rate),
         _num(m.mean_cost, 3),
         _num(m.total_cost, 2),
@@ -158,94 +207,125 @@ def _cells(row: RouterRow) -> list[str]:
         _num(m.kappa, 3),
         _num(m.tvd, 3),
         _pct(m.unparseable_rate),
-        verdict(m),
+        verdict(row.gap_vs_mix),
     ]
 
 
-def _header(report: EvalReport) -> str:
-    s = report.split
+def design_text(report: EvalReport) -> str:
+    """One sentence: the tasks and how learned routers were kept off them."""
+    d, t = report.design, report.table
+    head = f"table {t.file} (sha256 {t.sha256[:12]}, {t.n_tasks} tasks)"
+    if d.mode == "cross-validation":
+        k = d.folds or 0
+        seeds = ",".join(str(s) for s in d.fold_seeds)
+        return (
+            f"{head}; {k}-fold cross-validation (folds stratified by oracle label) x fold seeds {seeds}: "
+            f"each task routed once per fold seed by routers fitted on the other {k - 1} folds; "
+            f"seed {report.seed}"
+        )
+    main = report.main
     return (
-        f"table {report.table.file} (sha256 {report.table.sha256[:12]}), split {s.name} "
-        f"(eval_fraction {s.eval_fraction}, split_seed {s.split_seed}): {s.n_tasks} tasks, "
-        f"{s.solvable_tasks} solvable; learned baselines fitted on {s.n_train_tasks} train tasks; "
-        f"seed {report.seed}"
+        f"{head}; split {d.split} (eval_fraction {d.eval_fraction}, split_seed {d.split_seed}): "
+        f"{main.n_tasks} tasks, {main.solvable_tasks} solvable; learned routers fitted on "
+        f"{main.n_train_tasks} train tasks; seed {report.seed}"
     )
 
 
+def _evaluation_head(ev: Evaluation, first: bool) -> str:
+    if first:
+        return f"{ev.n_tasks} tasks, {ev.solvable_tasks} solvable"
+    return f"{ev.name}: {ev.n_tasks} tasks, {ev.solvable_tasks} solvable (every row scored on these tasks)"
+
+
+def _frontier_text(ev: Evaluation) -> str:
+    return " -> ".join(f"{p.model} (${p.cost:.3f}, {_pct(p.resolved)})" for p in ev.frontier)
+
+
 def render_terminal(report: EvalReport) -> str:
-    """A fixed-width table for the terminal."""
-    rows = [list(COLUMNS)] + [_cells(r) for r in report.rows]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
+    """Fixed-width tables for the terminal, one per evaluation."""
+    out = [design_text(report)]
+    for i, ev in enumerate(report.evaluations):
+        rows = [list(COLUMNS)] + [_cells(r) for r in ev.routers]
+        widths = [max(len(r[j]) for r in rows) for j in range(len(COLUMNS))]
 
-    def line(cells: list[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i in (0, len(COLUMNS) - 1) else c.rjust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ).rstrip()
+        def line(cells: list[str], widths: list[int] = widths) -> str:
+            return "  ".join(
+                c.ljust(w) if j in (0, len(COLUMNS) - 1) else c.rjust(w)
+                for j, (c, w) in enumerate(zip(cells, widths, strict=True))
+            ).rstrip()
 
-    out = [_header(report), "", line(rows[0]), "  ".join("-" * w for w in widths)]
-    out += [line(r) for r in rows[1:]]
+        out += ["", _evaluation_head(ev, i == 0), line(rows[0]), "  ".join("-" * w for w in widths)]
+        out += [line(r) for r in rows[1:]]
+        out.append("mix frontier (best random mix of single models): " + _frontier_text(ev))
     out.append("")
-    out.append("mix frontier (best random mix of single models): " + _frontier_text(report))
+    out.append(
+        "vs random mix: resolved-rate points above the best random mix of single models at equal cost, "
+        "[95% paired bootstrap over tasks]" + (", sd over fold seeds" if report.design.fold_seeds else "")
+    )
     out += [f"note: {n}" for n in report.notes]
     return "\n".join(out) + "\n"
 
 
-def _frontier_text(report: EvalReport) -> str:
-    return " -> ".join(f"{p.model} (${p.cost:.3f}, {_pct(p.resolved)})" for p in report.frontier)
-
-
-def render_markdown(report: EvalReport, plot_file: str | None = PLOT_PNG) -> str:
-    """report.md: the table, the frontier, each router's position and confusion matrix, and definitions."""
-    s = report.split
-    md = ["# Router evaluation", "", _header(report) + ".", ""]
-    if plot_file:
-        md += [f"![cost vs resolved]({plot_file})", ""]
+def _markdown_evaluation(ev: Evaluation, pool: list[str], first: bool) -> list[str]:
+    md = [f"## {'All evaluated tasks' if first else ev.name}", "", _evaluation_head(ev, first) + ".", ""]
     # Router name and verdict left-aligned, the numbers between them right-aligned (as in the terminal).
     align = ["---"] + ["---:"] * (len(COLUMNS) - 2) + ["---"]
     md += ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join(align) + "|"]
-    md += ["| " + " | ".join(_cells(r)) + " |" for r in report.rows]
-    md += ["", "## Frontier of random mixes of single models", ""]
+    md += ["| " + " | ".join(_cells(r)) + " |" for r in ev.routers]
+    md += ["", "Single models on these tasks:", ""]
     md += ["| model | $/task | resolved |", "|---|---:|---:|"]
-    md += [f"| {p.model} | {p.cost:.4f} | {_pct(p.resolved)} |" for p in report.single_models]
-    md += ["", f"Frontier corners, cheapest first: {_frontier_text(report)}.", ""]
-    md += ["## Routers against the frontier", ""]
+    md += [f"| {p.model} | {p.cost:.4f} | {_pct(p.resolved)} |" for p in ev.single_models]
+    md += ["", f"Frontier corners, cheapest first: {_frontier_text(ev)}.", ""]
     md += [
         "| router | reward | best-rate pick | mix at same cost | its resolved | cheapest mix as good "
         "| its $/task |"
     ]
     md += ["|---|---:|---:|---|---:|---|---:|"]
-    for r in report.rows:
+    for r in ev.routers:
         m, f = r.metrics, r.metrics.frontier
         if f is None:
             continue
         md.append(
-            f"| {r.name} | {m.mean_reward:+.3f} | {_pct(m.in_best_rate)} | {_mix(f.mix_at_same_cost)} | "
+            f"| {row_label(r)} | {m.mean_reward:+.3f} | {_pct(m.in_best_rate)} | "
+            f"{_mix(f.mix_at_same_cost)} | "
             f"{_pct(f.mix_at_same_cost.resolved if f.mix_at_same_cost else None)} | "
             f"{_mix(f.mix_at_same_resolved) if f.mix_at_same_resolved else 'no mix resolves as much'} | "
             f"{_num(f.mix_at_same_resolved.cost if f.mix_at_same_resolved else None, 4)} |"
         )
-    md += ["", "## Confusion matrices (rows: oracle label, columns: router label; tasks)", ""]
-    labels = [*report.table.pool, UNPARSEABLE]
-    for r in report.rows:
-        if r.kind == "baseline" and r.name.startswith(("always:", "cheapest:", "oracle")):
+    if not first:
+        return [*md, ""]
+    md += ["", "### Confusion matrices (rows: oracle label, columns: router label; tasks)", ""]
+    labels = [*pool, UNPARSEABLE]
+    for r in ev.routers:
+        if r.kind == "baseline" and r.name.startswith(("always:", "oracle")):
             continue  # trivially one column
         # `<unparseable>` would vanish as an HTML tag in rendered Markdown.
         heads = [lab.strip("<>") for lab in labels]
-        md += [f"### {r.name}", "", "| oracle \\ router | " + " | ".join(heads) + " |"]
+        md += [f"#### {row_label(r)}", "", "| oracle \\ router | " + " | ".join(heads) + " |"]
         md.append("|---|" + "---:|" * len(labels))
-        for o in report.table.pool:
+        for o in pool:
             row = r.metrics.confusion.get(o, {})
             md.append(f"| {o} | " + " | ".join(f"{row.get(lab, 0.0):.4g}" for lab in labels) + " |")
         if r.recorded:
             md += ["", "Recorded by the source: " + ", ".join(f"{k} {v:g}" for k, v in r.recorded.items())]
         md.append("")
+    return md
+
+
+def render_markdown(report: EvalReport, plot_file: str | None = PLOT_PNG) -> str:
+    """report.md: a table per evaluation, the frontier, each router's position and confusion matrix."""
+    md = ["# Router evaluation", "", design_text(report) + ".", ""]
+    if plot_file:
+        md += [f"![cost vs resolved]({plot_file})", ""]
+    for i, ev in enumerate(report.evaluations):
+        md += _markdown_evaluation(ev, report.table.pool, i == 0)
     if report.notes:
         md += ["## Notes", ""] + [f"- {n}" for n in report.notes] + [""]
+    cv = report.design.mode == "cross-validation"
     md += [
         "## Definitions",
         "",
-        f"Tasks weigh equally; with several samples per task each counts 1/k. {s.n_tasks} tasks evaluated.",
+        "Tasks weigh equally; with several decisions per task (samples, fold seeds) each counts 1/k.",
         "resolved: the chosen model's measured resolve rate on the task. $/task: its mean measured cost.",
         "Unparseable (or missing) decisions resolve nothing and cost nothing; `unparse` shows their share.",
         "acc: share of decisions equal to the oracle (best resolve rate, then cheapest).",
@@ -255,6 +335,12 @@ def render_markdown(report: EvalReport, plot_file: str | None = PLOT_PNG) -> str
         "costing no more (a mix picks model i with fixed probability, ignoring the task), in points, with",
         "a 95% paired-bootstrap interval over resampled tasks. `beats mix` / `dominated`: the interval is",
         "above / below 0; `~ mix`: it contains 0, so these tasks cannot tell the router from a random mix.",
-        "",
     ]
+    if cv:
+        md += [
+            "Cross-validation: in each fold every learned router (and any statistic it uses) is fitted on",
+            "the other folds only, so each task is routed once per fold seed by a router that never saw it;",
+            "`sd` is the standard deviation of the gap over fold seeds.",
+        ]
+    md.append("")
     return "\n".join(md)

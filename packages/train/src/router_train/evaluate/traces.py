@@ -68,6 +68,17 @@ def _task_id(data: Any, key: Any, known: Collection[str]) -> str | None:
     return None
 
 
+def _served_split(data: Any) -> set[str]:
+    """The env split a task was served from, as `RouteData` records it; an upsampled copy (`repeat` > 0)
+    exists only in the train split. Empty when the row says neither (traces of an older env)."""
+    if not isinstance(data, dict):
+        return set()
+    out = {data["split"]} if isinstance(data.get("split"), str) else set()
+    if isinstance(data.get("repeat"), int) and data["repeat"] > 0:
+        out.add("train")
+    return out
+
+
 def _scores(trace: dict[str, Any]) -> dict[str, float]:
     out: dict[str, float] = {}
     for name, reward in (trace.get("rewards") or {}).items():
@@ -95,6 +106,7 @@ def read_traces(
     except UnicodeDecodeError as exc:
         raise EvaluateError(f"{path}: traces file is not UTF-8 text: {exc.reason}") from exc
     picks: dict[str, list[str | None]] = {}
+    splits: set[str] = set()
     sums: dict[str, float] = {}
     counts: dict[str, int] = {}
     seen_episode = False
@@ -124,6 +136,7 @@ def read_traces(
             tid = _task_id(ttask.get("data"), ttask.get("key"), known_tasks)
             if tid is None:
                 continue
+            splits |= _served_split(ttask.get("data"))
             reply = last_reply(trace)
             picks.setdefault(tid, []).append(None if reply is None else parse_route(reply, valid_ids))
             for k, v in _scores(trace).items():
@@ -137,4 +150,4 @@ def read_traces(
         )
     decisions = from_labels(name or traces_name(path), "traces", picks, source=path.name)
     recorded = {k: round(sums[k] / counts[k], 6) for k in sorted(sums)}
-    return decisions.model_copy(update={"recorded": recorded})
+    return decisions.model_copy(update={"recorded": recorded, "served_splits": sorted(splits)})

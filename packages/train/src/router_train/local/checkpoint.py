@@ -15,7 +15,7 @@ from router_train.local.config import FeatureConfig, LocalTrainConfig, LocalTrai
 from router_train.local.features import FeatureState, feature_dim
 from router_train.local.policy import RouterPolicy
 
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2
 """Bumped on any change an older reader would misinterpret (`LocalCheckpoint.version`)."""
 
 
@@ -26,8 +26,8 @@ class LocalCheckpoint(BaseModel):
 
     kind: Literal["router-train-local"] = "router-train-local"
     """Marks the file as a local-trainer checkpoint."""
-    version: Literal[1] = 1
-    """Checkpoint format version."""
+    version: Literal[2] = 2
+    """Checkpoint format version (2 added `table_sha256` and `train_task_ids`)."""
     pool_ids: list[str]
     """The pool's model ids, in the order of the weight columns."""
     features: FeatureConfig
@@ -38,6 +38,11 @@ class LocalCheckpoint(BaseModel):
     """The run's full configuration, seed included."""
     table: str
     """The oracle table trained on: its path as given, or `router_frontier_rl/data/oracle_table.json`."""
+    table_sha256: str
+    """Hex sha256 of that table file's bytes."""
+    train_task_ids: list[str]
+    """Every task the router learned from (sorted instance ids): `router-train evaluate` refuses to score
+    it on any of them."""
     step: int
     """GRPO steps taken when this checkpoint was written."""
     weights: list[list[float]]
@@ -54,13 +59,22 @@ class LocalCheckpoint(BaseModel):
         return self
 
 
-def checkpoint_of(policy: RouterPolicy, train: LocalTrainConfig, table: str, step: int) -> LocalCheckpoint:
+def checkpoint_of(
+    policy: RouterPolicy,
+    train: LocalTrainConfig,
+    table: str,
+    table_sha256: str,
+    train_task_ids: list[str],
+    step: int,
+) -> LocalCheckpoint:
     return LocalCheckpoint(
         pool_ids=policy.pool_ids,
         features=policy.features,
         feature_state=policy.feature_state,
         train=train,
         table=table,
+        table_sha256=table_sha256,
+        train_task_ids=sorted(train_task_ids),
         step=step,
         weights=[[float(v) for v in row] for row in policy.weights],
         bias=[float(v) for v in policy.bias],

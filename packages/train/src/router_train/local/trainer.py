@@ -1,9 +1,12 @@
 """`train_local`: GRPO of the linear router on the env's train split, scored by the env's own reward.
 
 Each step draws `tasks_per_step` train tasks (epoch by epoch, seeded), samples `samples_per_task`
-routes per task from the policy, renders each as the completion `format_route(model_id)` and scores
-it with the env's `score_completion` (weighted by the env's `RouteScores.weighted`), normalises
-rewards within each task's group, and takes one AdamW step on the policy gradient.
+routes per task from the policy, scores each as the completion `format_route(model_id)` with the env's
+`score_completion` (weighted by the env's `RouteScores.weighted`; see `score_table`), turns rewards
+into advantages within each task's group, and takes one AdamW step on the policy gradient.
+
+`fit_policy` trains in memory on any list of tasks (cross-validation folds use it); `train_local` is
+the `router-train local` job: the env's split, then the files.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -22,8 +25,9 @@ from tqdm import tqdm
 from router_frontier_rl.bundled import BUNDLED_TABLE, bundled_table_path
 from router_frontier_rl.rewards import REWARD_NAMES, RouteScores, score_completion
 from router_frontier_rl.route_parser import format_route
-from router_frontier_rl.split import select_tasks
+from router_frontier_rl.split import select_tasks, upsampled
 from router_oracle.atomic_file import write_text_atomic
+from router_oracle.file_hash import sha256_file
 from router_oracle.table import OracleTable, TaskRecord, load_table
 from router_train.local.checkpoint import checkpoint_of, save_checkpoint
 from router_train.local.config import LocalTrainConfig, LocalTrainError, RewardWeights
@@ -80,11 +84,12 @@ BUNDLED_TABLE_NAME = f"router_frontier_rl/data/{BUNDLED_TABLE}"
 """How the env's bundled table is named in checkpoints: the same on every machine."""
 
 
-def _load(cfg: LocalTrainConfig) -> tuple[OracleTable, str]:
-    """The table and the name it is recorded under (the path as given, or the bundled table's name)."""
-    if cfg.table_path is not None:
-        return load_table(cfg.table_path), str(cfg.table_path)
-    return load_table(bundled_table_path()), BUNDLED_TABLE_NAME
+def _load(cfg: LocalTrainConfig) -> tuple[OracleTable, str, str]:
+    """The table, the name it is recorded under (the path as given, or the bundled table's name) and
+    the sha256 of its bytes."""
+    path = cfg.table_path if cfg.table_path is not None else bundled_table_path()
+    table = load_table(path)
+    return table, str(cfg.table_path) if cfg.table_path is not None else BUNDLED_TABLE_NAME, sha256_file(path)
 
 
 def _r(x: float) -> float:
@@ -103,15 +108,132 @@ def _greedy_eval(
     }
 
 
+class FitResult(BaseModel):
+    """A policy fitted in memory by `fit_policy` (no files)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    policy: RouterPolicy
+    """The trained router."""
+    steps: list[StepMetrics]
+    """One record per GRPO step, in order."""
+    train_task_ids: list[str]
+    """The distinct tasks it learned from, sorted (the leakage guard of `router-train evaluate`)."""
+    train_tasks: int
+    """Train tasks per epoch (after upsampling)."""
+    seconds_per_step: float
+    """Mean wall time of one GRPO step."""
+
+
+def score_table(tasks: Sequence[TaskRecord], pool_ids: Sequence[str]) -> list[list[RouteScores]]:
+    """The env's scores of every (task, model) route, scored once: `score_completion` of the completion
+    `format_route(model)`. A route's scores depend only on the task and the model, so sampling a route
+    looks its scores up here instead of re-parsing the same completion thousands of times."""
+    texts = [format_route(m) for m in pool_ids]
+    return [[score_completion(t, text, pool_ids) for text in texts] for t in tasks]
+
+
+def fit_policy(
+    cfg: LocalTrainConfig,
+    train_tasks: Sequence[TaskRecord],
+    pool_ids: Sequence[str],
+    *,
+    eval_tasks: Sequence[TaskRecord] = (),
+    progress: bool = False,
+    on_step: Callable[[StepMetrics], None] | None = None,
+) -> FitResult:
+    """GRPO of a fresh policy on `train_tasks` (each task once; `cfg.upsample` repeats rare labels).
+
+    Everything fitted (features, the upsampling) reads `train_tasks` only. `eval_tasks`, when given,
+    are scored greedily every `steps/10` steps for the step records; they never change training.
+    """
+    pool_ids = list(pool_ids)
+    uniq = unique_tasks(train_tasks)
+    if not uniq:
+        raise LocalTrainError("no train tasks to fit the local router on")
+    epoch = upsampled(list(train_tasks), cfg.split_seed) if cfg.upsample else list(train_tasks)
+    weights_5 = reward_weights(cfg.reward)
+
+    state = fit_features(cfg.features, uniq)
+    # Featurise and score each distinct task once; upsampled copies share a row.
+    row_of = {t.instance_id: r for r, t in enumerate(uniq)}
+    x_uniq = featurize(cfg.features, state, uniq)
+    task_rows = np.asarray([row_of[t.instance_id] for t in epoch], dtype=np.int64)
+    scores = score_table(uniq, pool_ids)
+    fields = ("routed_reward", "chose_oracle", "resolved_if_chosen", "cost_if_chosen")
+    table = {f: np.asarray([[getattr(s, f) for s in row] for row in scores]) for f in fields}
+    reward_of = np.asarray([[s.weighted(weights_5) for s in row] for row in scores])
+    eval_tasks = list(eval_tasks)
+    x_eval = featurize(cfg.features, state, eval_tasks) if eval_tasks else None
+
+    k = len(pool_ids)
+    dim = feature_dim(cfg.features, state)
+    # Zero weights: the run starts from the uniform router, so the first samples explore every model.
+    policy = RouterPolicy(pool_ids, cfg.features, state, np.zeros((dim, k)), np.zeros(k))
+    opt = AdamW((dim, k), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay)
+    rng = np.random.default_rng(cfg.seed)
+    batches = _batches(len(epoch), cfg.tasks_per_step, rng)
+    eval_every = max(cfg.steps // 10, 1)
+    records: list[StepMetrics] = []
+    step_times: list[float] = []
+    # disable=None: no bar when stderr is not a terminal (logs, CI), where every redraw is a line.
+    bar = tqdm(
+        range(1, cfg.steps + 1),
+        desc="router-train local",
+        disable=None if progress else True,
+        unit="step",
+        mininterval=0.25,
+    )
+    for step in bar:
+        t0 = time.perf_counter()
+        rows = task_rows[next(batches)]
+        x = x_uniq[rows]
+        probs = policy.probabilities_from_features(x)
+        actions = sample_actions(probs, cfg.samples_per_task, rng)
+        rewards = reward_of[rows[:, None], actions]
+        adv = group_advantages(rewards, cfg.adv_eps)
+        grad_w, grad_b = policy_gradient(x, probs, actions, adv)
+        grad_norm = clip_grad_norm(grad_w, grad_b, cfg.max_grad_norm)
+        opt.step(policy.weights, policy.bias, grad_w, grad_b)
+        step_times.append(time.perf_counter() - t0)
+
+        entropy = float(-(probs * np.log(np.clip(probs, 1e-12, None))).sum(axis=1).mean())
+        held = (
+            _greedy_eval(policy, eval_tasks, x_eval)
+            if x_eval is not None and (step % eval_every == 0 or step == cfg.steps)
+            else {}
+        )
+        record = StepMetrics(
+            step=step,
+            reward=_r(rewards.mean()),
+            **{f: _r(table[f][rows[:, None], actions].mean()) for f in fields},
+            entropy=_r(entropy),
+            groups_with_signal=_r(float((rewards.std(axis=1) > 0).mean())),
+            grad_norm=_r(grad_norm),
+            route_share={m: _r(float((actions == j).mean())) for j, m in enumerate(pool_ids)},
+            **held,
+        )
+        records.append(record)
+        if on_step is not None:
+            on_step(record)
+        bar.set_postfix(reward=f"{record.reward:.3f}", entropy=f"{entropy:.3f}", refresh=False)
+    bar.close()
+    return FitResult(
+        policy=policy,
+        steps=records,
+        train_task_ids=[t.instance_id for t in uniq],
+        train_tasks=len(epoch),
+        seconds_per_step=sum(step_times) / len(step_times),
+    )
+
+
 def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainResult:
-    """Train, write checkpoint / metrics / summary under `cfg.output_dir`, and return where they are."""
+    """Train on the env's train split; write checkpoint / metrics / summary under `cfg.output_dir`."""
     start = time.perf_counter()
-    table, table_name = _load(cfg)
+    table, table_name, table_sha = _load(cfg)
     pool_ids = table.pool.ids
     try:
-        train_tasks = select_tasks(
-            table, "train", eval_fraction=cfg.eval_fraction, split_seed=cfg.split_seed, upsample=cfg.upsample
-        )
+        train_tasks = select_tasks(table, "train", eval_fraction=cfg.eval_fraction, split_seed=cfg.split_seed)
         eval_tasks = select_tasks(table, "eval", eval_fraction=cfg.eval_fraction, split_seed=cfg.split_seed)
     except ValueError as exc:
         raise LocalTrainError(f"{table_name}: cannot split the table: {exc}") from exc
@@ -120,92 +242,31 @@ def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainRe
             f"{table_name}: the split has {len(train_tasks)} train and {len(eval_tasks)} held-out tasks; "
             "both must be non-empty (use a bigger table or another --eval-fraction)"
         )
-    weights_5 = reward_weights(cfg.reward)
-
-    state = fit_features(cfg.features, train_tasks)
-    # Featurise each distinct task once; upsampled copies share a row.
-    uniq = unique_tasks(train_tasks)
-    row_of = {t.instance_id: r for r, t in enumerate(uniq)}
-    x_uniq = featurize(cfg.features, state, uniq)
-    task_rows = np.asarray([row_of[t.instance_id] for t in train_tasks], dtype=np.int64)
-    x_eval = featurize(cfg.features, state, eval_tasks)
-
-    k = len(pool_ids)
-    dim = feature_dim(cfg.features, state)
-    # Zero weights: the run starts from the uniform router, so the first samples explore every model.
-    policy = RouterPolicy(pool_ids, cfg.features, state, np.zeros((dim, k)), np.zeros(k))
-    opt = AdamW((dim, k), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay)
-    rng = np.random.default_rng(cfg.seed)
-    batches = _batches(len(train_tasks), cfg.tasks_per_step, rng)
-    texts = [format_route(m) for m in pool_ids]
 
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     metrics_path = out / METRICS_FILE
     # Metrics stream to a hidden partial file (tail-able) and replace metrics.jsonl only when complete.
     partial = out / f".{METRICS_FILE}.partial"
-    eval_every = max(cfg.steps // 10, 1)
-    step_times: list[float] = []
     try:
         with open(partial, "w", encoding="utf-8") as mfh:
-            # disable=None: no bar when stderr is not a terminal (logs, CI), where every redraw is a line.
-            bar = tqdm(
-                range(1, cfg.steps + 1),
-                desc="router-train local",
-                disable=None if progress else True,
-                unit="step",
-                mininterval=0.25,
-            )
-            for step in bar:
-                t0 = time.perf_counter()
-                idx = next(batches)
-                tasks = [train_tasks[int(i)] for i in idx]
-                x = x_uniq[task_rows[idx]]
-                probs = policy.probabilities_from_features(x)
-                actions = sample_actions(probs, cfg.samples_per_task, rng)
-                scores: list[list[RouteScores]] = [
-                    [score_completion(t, texts[int(a)], pool_ids) for a in row]
-                    for t, row in zip(tasks, actions, strict=True)
-                ]
-                rewards = np.asarray([[s.weighted(weights_5) for s in row] for row in scores])
-                adv = group_advantages(rewards, cfg.adv_eps)
-                grad_w, grad_b = policy_gradient(x, probs, actions, adv)
-                grad_norm = clip_grad_norm(grad_w, grad_b, cfg.max_grad_norm)
-                opt.step(policy.weights, policy.bias, grad_w, grad_b)
-                step_times.append(time.perf_counter() - t0)
 
-                flat = [s for row in scores for s in row]
-                n = len(flat)
-                entropy = float(-(probs * np.log(np.clip(probs, 1e-12, None))).sum(axis=1).mean())
-                held = (
-                    _greedy_eval(policy, eval_tasks, x_eval)
-                    if step % eval_every == 0 or step == cfg.steps
-                    else {}
-                )
-                record = StepMetrics(
-                    step=step,
-                    reward=_r(rewards.mean()),
-                    routed_reward=_r(sum(s.routed_reward for s in flat) / n),
-                    chose_oracle=_r(sum(s.chose_oracle for s in flat) / n),
-                    resolved_if_chosen=_r(sum(s.resolved_if_chosen for s in flat) / n),
-                    cost_if_chosen=_r(sum(s.cost_if_chosen for s in flat) / n),
-                    entropy=_r(entropy),
-                    groups_with_signal=_r(float((rewards.std(axis=1) > 0).mean())),
-                    grad_norm=_r(grad_norm),
-                    route_share={m: _r(float((actions == j).mean())) for j, m in enumerate(pool_ids)},
-                    **held,
-                )
+            def stream(record: StepMetrics) -> None:
                 mfh.write(record.to_line())
                 mfh.flush()
-                bar.set_postfix(reward=f"{record.reward:.3f}", entropy=f"{entropy:.3f}", refresh=False)
-            bar.close()
+
+            fit = fit_policy(
+                cfg, train_tasks, pool_ids, eval_tasks=eval_tasks, progress=progress, on_step=stream
+            )
         os.replace(partial, metrics_path)
     finally:
         partial.unlink(missing_ok=True)
 
+    policy = fit.policy
     checkpoint_path = out / CHECKPOINT_FILE
-    save_checkpoint(checkpoint_of(policy, cfg, table_name, cfg.steps), checkpoint_path)
-    summary = heldout_summary(eval_tasks, pool_ids, policy.route_from_features(x_eval))
+    ckpt = checkpoint_of(policy, cfg, table_name, table_sha, fit.train_task_ids, cfg.steps)
+    save_checkpoint(ckpt, checkpoint_path)
+    summary = heldout_summary(eval_tasks, pool_ids, policy.route(eval_tasks))
     summary_path = out / SUMMARY_FILE
     write_text_atomic(summary_path, json.dumps(summary.model_dump(mode="json"), indent=1) + "\n")
     return LocalTrainResult(
@@ -214,7 +275,7 @@ def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainRe
         summary_path=summary_path,
         summary=summary,
         steps=cfg.steps,
-        train_tasks=len(train_tasks),
+        train_tasks=fit.train_tasks,
         wall_seconds=time.perf_counter() - start,
-        seconds_per_step=sum(step_times) / len(step_times),
+        seconds_per_step=fit.seconds_per_step,
     )

@@ -1,0 +1,170 @@
+"""Routers that learn, fitted once per partition on its train tasks and routing its test tasks.
+
+A fitter is any callable `(train_tasks, test_tasks, seed) -> [Decisions, ...]` returning one
+single-choice decision per test task for each router it fits. The built-in ones are the learned
+baselines (`baselines.fitted_baselines`) and the local GRPO trainer (`LocalFitter`), with its default
+settings or any others. Each partition's fits read that partition's train tasks only: features, idf,
+vocabularies, the cheapest model and every other statistic come from them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from tqdm import tqdm
+
+from router_oracle.table import TaskRecord
+from router_train.evaluate import baselines
+from router_train.evaluate.decisions import UNPARSEABLE, Decisions, EvaluateError, SourceKind, from_labels
+from router_train.evaluate.design import Partition
+
+Fitter = Callable[[Sequence[TaskRecord], Sequence[TaskRecord], int], list[Decisions]]
+"""(train tasks, test tasks, seed) -> one Decisions per router it fits, covering every test task."""
+
+LOCAL_ROUTER_NAME = "local-grpo"
+"""Row name of the local GRPO trainer with its default settings."""
+
+
+@dataclass(frozen=True)
+class BaselineFitter:
+    """The learned baselines (cheapest on train, TF-IDF logistic regressions, TF-IDF kNN)."""
+
+    pool: list[str]
+    """Pool model ids."""
+
+    def __call__(self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int) -> list[Decisions]:
+        return baselines.fitted_baselines(train, test, self.pool, seed)
+
+
+@dataclass(frozen=True)
+class LocalFitter:
+    """The local GRPO trainer (`router-train local`) with one configuration, trained per partition."""
+
+    name: str
+    """Row name (`local-grpo` for the defaults)."""
+    config: object
+    """Its `LocalTrainConfig` (table, split and output options are ignored: the partition decides)."""
+    pool: list[str]
+    """Pool model ids."""
+
+    def __call__(self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int) -> list[Decisions]:
+        from router_train.local import LocalTrainConfig
+        from router_train.local.trainer import fit_policy
+
+        assert isinstance(self.config, LocalTrainConfig)
+        fit = fit_policy(self.config, train, self.pool)
+        routes = fit.policy.route(list(test))
+        picks: dict[str, list[str | None]] = {t.instance_id: [r] for t, r in zip(test, routes, strict=True)}
+        return [from_labels(self.name, "local", picks)]
+
+
+@dataclass
+class FittedDecisions:
+    """What every fitter produced over all partitions, per router."""
+
+    kinds: dict[str, SourceKind] = field(default_factory=dict)
+    """Router name -> kind, in first-seen order (the report's row order)."""
+    picks: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    """Router name -> per repeat (fold seed): instance id -> the model it routed that task to."""
+    chosen: dict[str, set[str]] = field(default_factory=dict)
+    """Router name -> every model it chose (notes say e.g. which model `cheapest-on-train` was)."""
+
+    def pooled(self, name: str) -> Decisions:
+        """All repeats' decisions as one distribution per task (each repeat weighs 1/R)."""
+        labels: dict[str, list[str | None]] = {}
+        for repeat in self.picks[name]:
+            for tid, label in repeat.items():
+                labels.setdefault(tid, []).append(_pick(label))
+        return from_labels(name, self.kinds[name], labels)
+
+    def by_repeat(self, name: str) -> list[Decisions]:
+        """One Decisions per repeat (fold seed), each covering every task once."""
+        return [
+            from_labels(name, self.kinds[name], {tid: [_pick(label)] for tid, label in repeat.items()})
+            for repeat in self.picks[name]
+        ]
+
+
+def _pick(label: str) -> str | None:
+    return None if label == UNPARSEABLE else label
+
+
+_JOB: tuple[list[Partition], list[Fitter], int] | None = None
+"""The work of `fit_partitions`, where forked worker processes find it (nothing is pickled to them)."""
+
+
+def _fit_one(index: int) -> list[Decisions]:
+    assert _JOB is not None
+    partitions, fitters, seed = _JOB
+    p = partitions[index]
+    out: list[Decisions] = []
+    for fit in fitters:
+        out += fit(p.train, p.test, seed)
+    return out
+
+
+def fit_partitions(
+    partitions: Sequence[Partition],
+    fitters: Sequence[Fitter],
+    seed: int,
+    *,
+    jobs: int = 1,
+    progress: bool = False,
+) -> FittedDecisions:
+    """Fit every fitter on every partition; `jobs` > 1 fits partitions in forked worker processes.
+
+    Checks the invariants the report rests on: no partition routes a task it trains on, each router
+    routes every test task, and within a repeat no task is routed twice.
+    """
+    global _JOB
+    partitions = list(partitions)
+    for p in partitions:
+        overlap = {t.instance_id for t in p.train} & {t.instance_id for t in p.test}
+        if overlap and not p.in_sample:
+            raise EvaluateError(f"{p.label}: {len(overlap)} test tasks are also train tasks")
+    out = FittedDecisions()
+    if not fitters:
+        return out
+    _JOB = (partitions, list(fitters), seed)
+    try:
+        bar = tqdm(
+            total=len(partitions), desc="fitting routers", unit="fit", disable=None if progress else True
+        )
+        jobs = max(1, min(jobs, len(partitions), os.cpu_count() or 1))
+        if jobs == 1:
+            results = []
+            for i in range(len(partitions)):
+                results.append(_fit_one(i))
+                bar.update()
+        else:
+            # fork: workers inherit the loaded modules and the job (no re-import, nothing pickled out).
+            import multiprocessing
+
+            ctx = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+                futures = [pool.submit(_fit_one, i) for i in range(len(partitions))]
+                for fut in futures:
+                    fut.result()
+                    bar.update()
+                results = [fut.result() for fut in futures]
+        bar.close()
+    finally:
+        _JOB = None
+    repeats = max(p.repeat for p in partitions) + 1
+    for p, decisions in zip(partitions, results, strict=True):
+        test_ids = {t.instance_id for t in p.test}
+        for d in decisions:
+            if set(d.choices) != test_ids:
+                raise EvaluateError(f"{d.name} did not route exactly the test tasks of {p.label}")
+            out.kinds.setdefault(d.name, d.kind)
+            per_repeat = out.picks.setdefault(d.name, [{} for _ in range(repeats)])[p.repeat]
+            for tid, dist in d.choices.items():
+                if tid in per_repeat:
+                    raise EvaluateError(f"{d.name} routed {tid} twice in one repeat ({p.label})")
+                (label,) = dist  # one single-choice decision per task
+                per_repeat[tid] = label
+                out.chosen.setdefault(d.name, set()).add(label)
+    return out
