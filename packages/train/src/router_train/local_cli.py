@@ -52,6 +52,19 @@ def add_training_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 0.05)")
     p.add_argument("--weight-decay", type=float, default=None, help="AdamW weight decay (default 0.1)")
     p.add_argument("--seed", type=int, default=None, help="sampling / task-order seed (default 0)")
+    p.add_argument(
+        "--advantage",
+        choices=("mean", "std"),
+        default=None,
+        help="group advantage: reward - group mean (prime-rl's grpo; default) or also / group std",
+    )
+    p.add_argument(
+        "--val-fraction",
+        type=float,
+        default=None,
+        help="share of train tasks held out to keep the best step's weights (0: the last step's)",
+    )
+    p.add_argument("--val-every", type=int, default=None, help="steps between inner validation scores")
     p.add_argument("--upsample", action="store_true", help="upsample rare oracle labels (env split option)")
     p.add_argument(
         "--difficulty",
@@ -105,6 +118,9 @@ def config_from_args(args: argparse.Namespace) -> LocalTrainConfig:
         "seed",
         "eval_fraction",
         "split_seed",
+        "advantage",
+        "val_fraction",
+        "val_every",
     )
     if args.upsample:
         fields["upsample"] = True

@@ -10,6 +10,7 @@ import numpy as np
 
 from router_oracle.table import TaskRecord
 from router_train.evaluate.decisions import Decisions, EvaluateError, from_distributions, from_labels
+from router_train.text_features import fit_tfidf, tfidf_matrix
 
 
 def always(model_id: str, tasks: Sequence[TaskRecord]) -> Decisions:
@@ -56,26 +57,19 @@ def always_cheapest(
     return from_labels(CHEAPEST_NAME, "baseline", {t.instance_id: [m] for t in tasks})
 
 
-def task_text(task: TaskRecord) -> str:
-    """What the text classifiers read: the repository and the issue (never outcomes)."""
-    return f"{task.repo}\n{task.problem_statement}"
-
-
 class TfidfFeatures:
-    """TF-IDF of `task_text`, fitted on train tasks only; shared by the text classifiers of one fit."""
+    """TF-IDF of the task text (`router_train.text_features`), fitted on train tasks only; shared by the
+    text classifiers of one fit."""
 
     def __init__(self, train_tasks: Sequence[TaskRecord], name: str = "tfidf") -> None:
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
         if len(train_tasks) < 2:
             raise EvaluateError(f"{name} needs at least 2 train tasks, got {len(train_tasks)}")
-        # Unigrams, 5000 terms: bigrams and more terms cost 4x the time here and changed no prediction.
-        self.vectorizer = TfidfVectorizer(sublinear_tf=True, min_df=2, max_features=5000)
-        self.x_train = self.vectorizer.fit_transform([task_text(t) for t in train_tasks])
+        self.vocabulary, self.idf = fit_tfidf(train_tasks)
+        self.x_train = self.transform(train_tasks)
         self.y_train = [t.oracle for t in train_tasks]
 
     def transform(self, tasks: Sequence[TaskRecord]) -> Any:
-        return self.vectorizer.transform([task_text(t) for t in tasks])
+        return tfidf_matrix(tasks, self.vocabulary, self.idf)
 
 
 def tfidf_logreg(

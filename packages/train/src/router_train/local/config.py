@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from router_train.local.grpo import Advantage
 
 
 class LocalTrainError(ValueError):
@@ -18,17 +21,25 @@ class _Strict(BaseModel):
 class FeatureConfig(_Strict):
     """How a task becomes a feature vector: only what a router sees before it routes."""
 
-    text: bool = True
-    """Add the hashed words of the problem statement (l2-normalised, idf-weighted when `idf`)."""
+    text: Literal["tfidf", "hashed", "off"] = "tfidf"
+    """Text features. `tfidf`: the TF-IDF of repository + issue exactly as the TF-IDF baselines compute
+    it (`router_train.text_features`: the 5000 most frequent words of at least 2 train tasks, 1 + log
+    counts, idf, l2-normalised). `hashed`: hashed words of the issue (the options below). `off`: none."""
     hash_bits: int = Field(default=12, ge=4, le=20)
-    """Text features are hashed into 2**hash_bits buckets (scikit-learn `HashingVectorizer`)."""
+    """`hashed`: words are hashed into 2**hash_bits buckets (scikit-learn `HashingVectorizer`)."""
     ngram_max: int = Field(default=1, ge=1, le=3)
-    """Word n-grams from 1 up to this length are hashed."""
+    """`hashed`: word n-grams from 1 up to this length are hashed."""
     idf: bool = True
-    """Weight hashed counts by inverse document frequency fitted on the train split only."""
-    repo: bool = True
-    """Add a one-hot of the task's repository (vocabulary from the train split; unseen repos are all zero)."""
-    length: bool = True
+    """`hashed`: weight hashed counts by inverse document frequency fitted on the train split only."""
+    sublinear_tf: bool = True
+    """`hashed`: count a word k times in an issue as 1 + log(k), not k."""
+    min_df: int = Field(default=2, ge=1)
+    """`hashed`: drop buckets found in fewer train issues than this (a word of one issue only lets the
+    policy memorise that task, not generalise)."""
+    repo: bool = False
+    """Add a one-hot of the task's repository (vocabulary from the train split; unseen repos are all zero).
+    Off by default: the `tfidf` text holds the repository's name already."""
+    length: bool = False
     """Add log(1 + characters of the problem statement) / 10: longer issues tend to be harder."""
     difficulty: bool = False
     """Add a one-hot of the SWE-bench Verified human difficulty annotation. Off by default: it is
@@ -76,8 +87,24 @@ class LocalTrainConfig(_Strict):
     """Decoupled (AdamW) weight decay of the weights, not the bias (the reference recipe's 0.1); 0: off."""
     max_grad_norm: float = Field(default=0.0, ge=0)
     """Clip the global gradient norm to this value; 0 turns clipping off."""
+    advantage: Advantage = "mean"
+    """Group advantage: `mean` = reward minus the group mean (prime-rl's `grpo`, as the hosted run);
+    `std` = that divided by the group std + `adv_eps` (which turns a few cents of cost into +-1)."""
     adv_eps: float = Field(default=1e-6, gt=0)
-    """eps in the group-normalised advantage (r - mean) / (std + eps)."""
+    """eps in the `std` advantage (r - mean) / (std + eps)."""
+    average_tail: float = Field(default=0.0, ge=0, lt=1)
+    """Route with the mean of the weights over the last this share of the steps (0: the last step's):
+    averaging the iterates of a noisy policy gradient cancels much of its noise."""
+    val_fraction: float = Field(default=0.0, ge=0, lt=1)
+    """Share of the train tasks (stratified by oracle label) held out inside the run to pick the step
+    whose greedy router scores best on them (`val_metric`); 0: no early stopping, the last step wins."""
+    val_every: int = Field(default=10, ge=1)
+    """Steps between two scores on the inner validation tasks."""
+    val_metric: Literal["frontier", "balanced_reward", "reward"] = "frontier"
+    """What the inner validation maximises: `reward`, the mean routed_reward; `balanced_reward`, its
+    mean over oracle labels (each label weighs the same, as the upsampled training distribution);
+    `frontier`, resolved rate minus cost x the slope of the single models' mix frontier measured on
+    the fit tasks (a router above that line beats every random mix of single models there)."""
     seed: int = 0
     """Seed of the policy's sampling and the task order; same seed and inputs -> identical files."""
     eval_fraction: float = Field(default=0.2, gt=0, lt=1)

@@ -1,4 +1,4 @@
-"""Task -> feature vector for the linear router: hashed issue text, repository, length.
+"""Task -> feature vector for the linear router: TF-IDF or hashed text, repository, length.
 
 Fitting (idf, vocabularies) reads the train split only; the fitted state is plain data so a checkpoint
 carries it and a loaded policy featurises new tasks exactly as training did.
@@ -16,6 +16,7 @@ from sklearn.feature_extraction.text import HashingVectorizer
 
 from router_oracle.table import TaskRecord
 from router_train.local.config import FeatureConfig
+from router_train.text_features import fit_tfidf, tfidf_matrix
 
 
 class FeatureState(BaseModel):
@@ -23,8 +24,13 @@ class FeatureState(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    idf: list[float] | None
-    """Inverse document frequency per hash bucket (None when `FeatureConfig.idf` is off)."""
+    vocabulary: list[str] = []
+    """`tfidf` text: the words, in column order (empty otherwise)."""
+    idf: list[float] = []
+    """`tfidf` text: each word's idf."""
+    bucket_weights: list[float] | None
+    """`hashed` text, per hash bucket: its idf (1.0 when `FeatureConfig.idf` is off), 0.0 for buckets
+    in fewer than `min_df` train issues; None when neither applies (every bucket weighs 1)."""
     repos: list[str]
     """Repository vocabulary of the one-hot, sorted (empty when `FeatureConfig.repo` is off)."""
     difficulties: list[str]
@@ -51,18 +57,25 @@ def unique_tasks(tasks: Sequence[TaskRecord]) -> list[TaskRecord]:
 
 
 def fit_features(cfg: FeatureConfig, tasks: Sequence[TaskRecord]) -> FeatureState:
-    """Fit idf and vocabularies on (train) tasks."""
+    """Fit bucket weights (idf, min_df) and vocabularies on (train) tasks."""
     uniq = unique_tasks(tasks)
-    idf: list[float] | None = None
-    if cfg.text and cfg.idf:
+    weights: list[float] | None = None
+    vocabulary: list[str] = []
+    idf: list[float] = []
+    if cfg.text == "tfidf":
+        vocabulary, idf = fit_tfidf(uniq)
+    if cfg.text == "hashed" and (cfg.idf or cfg.min_df > 1):
         counts = _vectorizer(cfg).transform([t.problem_statement for t in uniq])
         df = np.bincount(counts.indices, minlength=counts.shape[1]).astype(np.float64)
         n = float(len(uniq))
         # scikit-learn's smoothed idf: as if one extra document held every term.
-        idf = [float(v) for v in np.log((1.0 + n) / (1.0 + df)) + 1.0]
+        w = np.log((1.0 + n) / (1.0 + df)) + 1.0 if cfg.idf else np.ones_like(df)
+        weights = [float(v) for v in np.where(df >= cfg.min_df, w, 0.0)]
     repos = sorted({t.repo for t in uniq}) if cfg.repo else []
     diffs = sorted({t.difficulty for t in uniq if t.difficulty is not None}) if cfg.difficulty else []
-    return FeatureState(idf=idf, repos=repos, difficulties=diffs)
+    return FeatureState(
+        vocabulary=vocabulary, idf=idf, bucket_weights=weights, repos=repos, difficulties=diffs
+    )
 
 
 def _one_hot(values: Sequence[str | None], vocab: list[str]) -> sp.csr_matrix:
@@ -76,10 +89,14 @@ def _one_hot(values: Sequence[str | None], vocab: list[str]) -> sp.csr_matrix:
 def featurize(cfg: FeatureConfig, state: FeatureState, tasks: Sequence[TaskRecord]) -> sp.csr_matrix:
     """Feature matrix, one row per task; column count is `feature_dim(cfg, state)`."""
     blocks: list[sp.csr_matrix] = [sp.csr_matrix((len(tasks), 0), dtype=np.float64)]
-    if cfg.text:
+    if cfg.text == "tfidf":
+        blocks.append(tfidf_matrix(tasks, state.vocabulary, state.idf))
+    if cfg.text == "hashed":
         text = _vectorizer(cfg).transform([t.problem_statement for t in tasks]).tocsr()
-        if state.idf is not None:
-            text = text @ sp.diags(np.asarray(state.idf, dtype=np.float64))
+        if cfg.sublinear_tf:
+            text.data = 1.0 + np.log(text.data)
+        if state.bucket_weights is not None:
+            text = text @ sp.diags(np.asarray(state.bucket_weights, dtype=np.float64))
         norms = np.sqrt(np.asarray(text.multiply(text).sum(axis=1)).ravel())
         blocks.append(sp.csr_matrix(sp.diags(1.0 / np.where(norms > 0, norms, 1.0)) @ text))
     if cfg.repo:
@@ -94,7 +111,8 @@ def featurize(cfg: FeatureConfig, state: FeatureState, tasks: Sequence[TaskRecor
 
 def feature_dim(cfg: FeatureConfig, state: FeatureState) -> int:
     return (
-        (2**cfg.hash_bits if cfg.text else 0)
+        len(state.vocabulary)
+        + (2**cfg.hash_bits if cfg.text == "hashed" else 0)
         + (len(state.repos) if cfg.repo else 0)
         + (1 if cfg.length else 0)
         + (len(state.difficulties) if cfg.difficulty else 0)

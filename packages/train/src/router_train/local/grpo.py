@@ -1,20 +1,28 @@
-"""GRPO for a linear softmax policy: group-normalised advantages, the policy gradient, AdamW."""
+"""GRPO for a linear softmax policy: group advantages, the policy gradient, AdamW."""
 
 from __future__ import annotations
+
+from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
 
+Advantage = Literal["mean", "std"]
+"""`mean`: reward minus the group mean (prime-rl's `grpo` advantage, what the hosted run uses);
+`std`: that divided by the group's standard deviation + eps (the GRPO paper's normalisation)."""
 
-def group_advantages(rewards: np.ndarray, eps: float) -> np.ndarray:
-    """(r - group mean) / (group std + eps) per row; a row is one task's group of samples.
 
-    Population std (ddof=0). A group whose samples all scored the same has zero advantage: it
-    carries no signal about which route is better for that task.
+def group_advantages(rewards: np.ndarray, eps: float, estimator: Advantage = "mean") -> np.ndarray:
+    """Per row (one task's group of samples): r - group mean, divided by (group std + eps) for `std`.
+
+    Population std (ddof=0). Under either estimator a group whose samples all scored the same has zero
+    advantage: it carries no signal about which route is better for that task. Without the division,
+    a group whose rewards differ by a few cents (a cost term) gets advantages of a few cents, not +-1.
     """
-    mean = rewards.mean(axis=1, keepdims=True)
-    std = rewards.std(axis=1, keepdims=True)
-    out: np.ndarray = (rewards - mean) / (std + eps)
+    centred: np.ndarray = rewards - rewards.mean(axis=1, keepdims=True)
+    if estimator == "mean":
+        return centred
+    out: np.ndarray = centred / (rewards.std(axis=1, keepdims=True) + eps)
     return out
 
 

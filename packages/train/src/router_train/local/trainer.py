@@ -23,9 +23,9 @@ from pydantic import BaseModel, ConfigDict
 from tqdm import tqdm
 
 from router_frontier_rl.bundled import BUNDLED_TABLE, bundled_table_path
-from router_frontier_rl.rewards import REWARD_NAMES, RouteScores, score_completion
+from router_frontier_rl.rewards import REWARD_NAMES, RouteScores, score_completion, score_route
 from router_frontier_rl.route_parser import format_route
-from router_frontier_rl.split import select_tasks, upsampled
+from router_frontier_rl.split import select_tasks, stratified_folds, upsampled
 from router_oracle.atomic_file import write_text_atomic
 from router_oracle.file_hash import sha256_file
 from router_oracle.table import OracleTable, TaskRecord, load_table
@@ -117,6 +117,10 @@ class FitResult(BaseModel):
     """The trained router."""
     steps: list[StepMetrics]
     """One record per GRPO step, in order."""
+    chosen_step: int
+    """The step whose weights the policy holds: the last, or the best on the inner validation tasks."""
+    warning: str | None
+    """Set when training stalled (see `stall_warning`)."""
     train_task_ids: list[str]
     """The distinct tasks it learned from, sorted (the leakage guard of `router-train evaluate`)."""
     train_tasks: int
@@ -131,6 +135,71 @@ def score_table(tasks: Sequence[TaskRecord], pool_ids: Sequence[str]) -> list[li
     looks its scores up here instead of re-parsing the same completion thousands of times."""
     texts = [format_route(m) for m in pool_ids]
     return [[score_completion(t, text, pool_ids) for text in texts] for t in tasks]
+
+
+def inner_validation(
+    cfg: LocalTrainConfig, train_tasks: list[TaskRecord]
+) -> tuple[list[TaskRecord], list[TaskRecord]]:
+    """(tasks to fit on, inner validation tasks): `cfg.val_fraction` of the distinct train tasks, one
+    fold of a stratified split (`router_frontier_rl.split.stratified_folds`), or none."""
+    if cfg.val_fraction == 0:
+        return train_tasks, []
+    uniq = unique_tasks(train_tasks)
+    k = max(2, round(1 / cfg.val_fraction))
+    if len(uniq) < 2 * k:
+        raise LocalTrainError(
+            f"{len(uniq)} train tasks are too few to hold out val_fraction {cfg.val_fraction} of them"
+        )
+    held = set(stratified_folds(uniq, k, cfg.seed)[0])
+    return [t for t in train_tasks if t.instance_id not in held], [t for t in uniq if t.instance_id in held]
+
+
+def frontier_slope(tasks: Sequence[TaskRecord], pool_ids: Sequence[str]) -> float:
+    """Resolved rate per USD along the first segment of the single models' mix frontier on `tasks`
+    (from the cheapest corner); 0 when the cheapest model is also the best."""
+    from router_train.evaluate.frontier import frontier_vertices
+    from router_train.evaluate.metrics import single_model_points
+
+    corners = frontier_vertices(single_model_points(tasks, pool_ids))
+    if len(corners) < 2:
+        return 0.0
+    a, b = corners[0], corners[1]
+    return (b.resolved - a.resolved) / (b.cost - a.cost)
+
+
+def validation_score(
+    cfg: LocalTrainConfig, tasks: Sequence[TaskRecord], routes: Sequence[str], slope: float
+) -> float:
+    """The inner validation score of greedy `routes` (higher is better), per `cfg.val_metric`."""
+    scores = [score_route(t, r) for t, r in zip(tasks, routes, strict=True)]
+    if cfg.val_metric == "frontier":
+        return sum(s.resolved_if_chosen - slope * s.cost_if_chosen for s in scores) / len(scores)
+    rewards = [s.routed_reward for s in scores]
+    if cfg.val_metric == "reward":
+        return sum(rewards) / len(rewards)
+    by_label: dict[str, list[float]] = {}
+    for t, rew in zip(tasks, rewards, strict=True):
+        by_label.setdefault(t.oracle, []).append(rew)
+    return sum(sum(v) / len(v) for v in by_label.values()) / len(by_label)
+
+
+STALL_SIGNAL = 0.05
+"""Share of groups with a non-zero advantage under which a step teaches (almost) nothing."""
+
+
+def stall_warning(records: Sequence[StepMetrics]) -> str | None:
+    """A warning when the last quarter of the run learned (almost) nothing: in GRPO a group whose samples
+    all route alike has zero advantage, so once the policy is near-deterministic the gradient vanishes."""
+    tail = records[-max(1, len(records) // 4) :]
+    signal = sum(r.groups_with_signal for r in tail) / len(tail)
+    zero = sum(r.grad_norm == 0 for r in tail)
+    if signal >= STALL_SIGNAL:
+        return None
+    return (
+        f"training stalled: over the last {len(tail)} steps only {100 * signal:.1f}% of task groups had "
+        f"a non-zero advantage ({zero} steps with a zero gradient); the policy routes near-"
+        "deterministically and GRPO gets no signal (try --upsample, a lower --lr or more --weight-decay)"
+    )
 
 
 def fit_policy(
@@ -151,10 +220,11 @@ def fit_policy(
     uniq = unique_tasks(train_tasks)
     if not uniq:
         raise LocalTrainError("no train tasks to fit the local router on")
-    epoch = upsampled(list(train_tasks), cfg.split_seed) if cfg.upsample else list(train_tasks)
+    fit_tasks, val_tasks = inner_validation(cfg, list(train_tasks))
+    epoch = upsampled(fit_tasks, cfg.split_seed) if cfg.upsample else fit_tasks
     weights_5 = reward_weights(cfg.reward)
 
-    state = fit_features(cfg.features, uniq)
+    state = fit_features(cfg.features, unique_tasks(fit_tasks))
     # Featurise and score each distinct task once; upsampled copies share a row.
     row_of = {t.instance_id: r for r, t in enumerate(uniq)}
     x_uniq = featurize(cfg.features, state, uniq)
@@ -165,11 +235,16 @@ def fit_policy(
     reward_of = np.asarray([[s.weighted(weights_5) for s in row] for row in scores])
     eval_tasks = list(eval_tasks)
     x_eval = featurize(cfg.features, state, eval_tasks) if eval_tasks else None
+    x_val = featurize(cfg.features, state, val_tasks) if val_tasks else None
+    slope = frontier_slope(unique_tasks(fit_tasks), pool_ids) if val_tasks else 0.0
+    best: tuple[float, int, np.ndarray, np.ndarray] | None = None  # (val score, step, weights, bias)
 
     k = len(pool_ids)
     dim = feature_dim(cfg.features, state)
     # Zero weights: the run starts from the uniform router, so the first samples explore every model.
     policy = RouterPolicy(pool_ids, cfg.features, state, np.zeros((dim, k)), np.zeros(k))
+    tail_start = cfg.steps - round(cfg.average_tail * cfg.steps)
+    tail_w, tail_b = np.zeros((dim, k)), np.zeros(k)
     opt = AdamW((dim, k), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay)
     rng = np.random.default_rng(cfg.seed)
     batches = _batches(len(epoch), cfg.tasks_per_step, rng)
@@ -191,10 +266,13 @@ def fit_policy(
         probs = policy.probabilities_from_features(x)
         actions = sample_actions(probs, cfg.samples_per_task, rng)
         rewards = reward_of[rows[:, None], actions]
-        adv = group_advantages(rewards, cfg.adv_eps)
+        adv = group_advantages(rewards, cfg.adv_eps, cfg.advantage)
         grad_w, grad_b = policy_gradient(x, probs, actions, adv)
         grad_norm = clip_grad_norm(grad_w, grad_b, cfg.max_grad_norm)
         opt.step(policy.weights, policy.bias, grad_w, grad_b)
+        if step > tail_start:
+            tail_w += policy.weights
+            tail_b += policy.bias
         step_times.append(time.perf_counter() - t0)
 
         entropy = float(-(probs * np.log(np.clip(probs, 1e-12, None))).sum(axis=1).mean())
@@ -213,17 +291,29 @@ def fit_policy(
             route_share={m: _r(float((actions == j).mean())) for j, m in enumerate(pool_ids)},
             **held,
         )
+        if x_val is not None and (step % cfg.val_every == 0 or step == cfg.steps):
+            score = validation_score(cfg, val_tasks, policy.route_from_features(x_val), slope)
+            record = record.model_copy(update={"val_score": _r(score)})
+            if best is None or score > best[0] + 1e-12:
+                best = (score, step, policy.weights.copy(), policy.bias.copy())
         records.append(record)
         if on_step is not None:
             on_step(record)
         bar.set_postfix(reward=f"{record.reward:.3f}", entropy=f"{entropy:.3f}", refresh=False)
     bar.close()
+    chosen = cfg.steps
+    if best is not None:
+        _, chosen, policy.weights, policy.bias = best
+    elif cfg.steps > tail_start:
+        policy.weights, policy.bias = tail_w / (cfg.steps - tail_start), tail_b / (cfg.steps - tail_start)
     return FitResult(
         policy=policy,
         steps=records,
+        chosen_step=chosen,
         train_task_ids=[t.instance_id for t in uniq],
         train_tasks=len(epoch),
         seconds_per_step=sum(step_times) / len(step_times),
+        warning=stall_warning(records),
     )
 
 
