@@ -11,6 +11,7 @@ from oracle_samples import FIXTURES, write_tasks, write_trajectories
 
 from router_oracle.build import build_table
 from router_oracle.cli import main
+from router_oracle.stats import TableStats, compute_stats
 from router_oracle.table import dumps_table, load_table, write_table
 
 
@@ -47,6 +48,50 @@ def test_stats_text_and_json(in_tmp: Path, capsys) -> None:
     assert [m["id"] for m in stats["models"]] == ["claude-opus-4.6", "gpt-5.2-high", "kimi-k2.5-high"]
     assert sum(m["oracle_count"] for m in stats["models"]) == stats["tasks"] == 500
     assert stats["oracle"]["resolved"] >= max(m["resolved"] for m in stats["models"])
+    assert TableStats.model_validate_json(first) == compute_stats(load_table("t.json"))  # typed, complete
+
+
+def test_stats_shows_the_noise_estimate_next_to_the_oracle(in_tmp: Path, capsys) -> None:
+    main(["build", "--pool", "default", "-o", "t.json"])
+    capsys.readouterr()
+    main(["stats", "t.json"])
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("oracle "))
+    assert lines[at + 1] == (
+        "  oracle +11.3 points above the mix (71.3% at the oracle's cost), of which about 5.7 "
+        "(7.1 counting all run-to-run disagreement) expected from rollout noise alone"
+    )
+    text = "\n".join(lines)
+    # the measured pairs, and where each pool model's disagreement comes from
+    assert "12.2%      28 / 33             1.0%  78.4% vs 72.8% (+5.6)" in text
+    assert "10.0%      19 / 31             2.4%  80.6% vs 76.8% (+3.8)" in text
+    assert "20.0%      25 / 75            10.0%  75.0% vs 70.0% (+5.0)" in text
+    assert "claude-sonnet-4.5 (bundled, closest resolve rate)" in text
+    assert "5.7 (7.1) points of luck" in text
+    main(["stats", "t.json", "--json"])
+    noise = json.loads(capsys.readouterr().out)["noise"]
+    assert noise["headroom_points"] == pytest.approx(11.299031)
+    assert (noise["noise"]["noise_points"], noise["upper"]["noise_points"]) == (5.65, 7.1)
+    # multi_run: the figures come from the pool's own runs
+    main(["build", "--pool", "multi_run", "-o", "m.json"])
+    main(["stats", "m.json"])
+    text = capsys.readouterr().out
+    assert "of which about 5.1 (5.8 counting all run-to-run disagreement)" in text
+    assert text.count("(table, own runs)") == 3
+
+
+def test_stats_help_states_the_noise_method(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["stats", "--help"])
+    out = capsys.readouterr().out
+    for needle in (
+        "never (share 1-r-d), a coin flip (2d) or always (r-d)",
+        "closest resolve rate",
+        "share each task's difficulty",
+        "Assumed:",
+        "no model run twice get no estimate",
+    ):
+        assert needle in out
 
 
 def test_harness_report_and_trajectories_build(in_tmp: Path, capsys) -> None:
@@ -74,6 +119,15 @@ def test_harness_report_and_trajectories_build(in_tmp: Path, capsys) -> None:
         assert t.per_model["gemini-3-pro"].cost == n / 10
         assert t.oracle == ("gemini-3-pro" if t.instance_id in resolved else "cheap")
     assert "--trajectories trajs --run g1" in table.command
+    # user data, every model run once: no rollout noise is made up
+    capsys.readouterr()
+    assert main(["stats", "g.json"]) == 0
+    text = capsys.readouterr().out
+    assert "rollout noise not measured (no model run twice)" in text
+    assert "rollout noise: not estimated: no model of this table has two runs" in text
+    main(["stats", "g.json", "--json"])
+    noise = json.loads(capsys.readouterr().out)["noise"]
+    assert noise["noise"] is None and noise["upper"] is None and noise["measured"] == []
     # the trajectories alone lack resolved flags: a loud error naming the run and the sources
     (in_tmp / "pool.toml").write_text('name = "g"\n[[models]]\nid = "g"\nname = "G"\nruns = ["g1"]\n')
     assert main(["build", "--pool", "pool.toml", "--tasks", "tasks.jsonl",

@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 from router_train.local.grpo import AdamW, clip_grad_norm, group_advantages, policy_gradient, sample_actions
 from router_train.local.policy import softmax
 
 
-def test_advantages_are_group_normalised():
-    rewards = np.array([[1.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0]])
-    adv = group_advantages(rewards, eps=1e-6)
-    assert np.allclose(adv.mean(axis=1), 0.0)
-    assert np.allclose(adv[0], [1, -1, -1, 1], atol=1e-5)
-    assert np.all(adv[1] == 0.0)  # a group with one reward carries no signal
-    assert adv[2, 3] < 0 < adv[2, 0]
+def test_advantages_mean_is_prime_rl_grpo_and_std_normalises():
+    rewards = np.array(
+        [[1.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0], [0.52, 0.5, 0.5, 0.5]]
+    )
+    mean = group_advantages(rewards, eps=1e-6)  # the default: reward minus the group mean
+    assert np.allclose(mean, rewards - rewards.mean(axis=1, keepdims=True))
+    std = group_advantages(rewards, eps=1e-6, estimator="std")
+    assert np.allclose(std[0], [1, -1, -1, 1], atol=1e-5)
+    for adv in (mean, std):
+        assert np.allclose(adv.mean(axis=1), 0.0)
+        assert np.all(adv[1] == 0.0)  # a group whose rewards are equal carries no signal
+        assert adv[2, 3] < 0 < adv[2, 0]
+    # Two cents of difference stay two cents under `mean`; `std` inflates them to a full +-1.7.
+    assert mean[3, 0] == pytest.approx(0.015) and std[3, 0] == pytest.approx(np.sqrt(3), rel=1e-3)
 
 
 def test_sampling_is_seeded_and_follows_the_distribution():

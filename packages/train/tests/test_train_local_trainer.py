@@ -178,9 +178,10 @@ def test_rewards_come_from_the_env(table_path, tmp_path, monkeypatch):
 
 def test_features_fit_on_train_only():
     tasks = make_table().tasks
-    cfg = FeatureConfig(hash_bits=6)
-    state = fit_features(cfg, tasks[:20])
-    assert state.repos == sorted({t.repo for t in tasks[:20]})
+    train = tasks[:20]
+    cfg = FeatureConfig(hash_bits=6, text="hashed", repo=True)
+    state = fit_features(cfg, train)
+    assert state.repos == sorted({t.repo for t in train})
     assert state.difficulties == []  # annotation metadata is off by default
     x = featurize(cfg, state, tasks)
     assert x.shape == (len(tasks), feature_dim(cfg, state))
@@ -189,6 +190,12 @@ def test_features_fit_on_train_only():
     assert featurize(cfg, state, unseen)[:, 64 : 64 + len(state.repos)].nnz == 0
     with_diff = FeatureConfig(hash_bits=6, difficulty=True)
     assert fit_features(with_diff, tasks).difficulties == ["<15 min fix"]
+    # The default TF-IDF text: vocabulary and idf from the train tasks alone (words of >= 2 of them).
+    tfidf = fit_features(FeatureConfig(), train)
+    words = {w for t in train for w in (t.repo + " " + t.problem_statement).lower().replace("/", " ").split()}
+    assert tfidf.vocabulary and set(tfidf.vocabulary) <= words and "lexer" in tfidf.vocabulary
+    assert "sprocket" not in tfidf.vocabulary  # only in the widgets repo, which the first 20 tasks lack
+    assert featurize(FeatureConfig(), tfidf, tasks).shape == (len(tasks), len(tfidf.vocabulary))
 
 
 def test_cli_trains_and_prints_the_summary(table_path, tmp_path, capsys):

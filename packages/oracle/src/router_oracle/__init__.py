@@ -6,5 +6,8 @@ Import from the submodules (this file imports nothing, so `router_oracle.table` 
 - `tie_rule.pick_oracle / pick_for_task`: the one definition of the oracle rule
 - `data_files.tasks_path() / leaderboard_path() / pool_path(name)`: bundled data
 - `stats.compute_stats / format_stats`; CLI `router_oracle.cli:main` (`router-oracle`)
+- `frontier`: the best random mix of single models (the yardstick of every router and of the oracle)
+- `run_agreement.measure_models`: run-to-run disagreement of models with two or more runs
+- `noise.estimate_noise(table, task_ids)`: the oracle's headroom and the part rollout noise alone gives
 - `errors.OracleInputError`: every bad-input error (a ValueError)
 """

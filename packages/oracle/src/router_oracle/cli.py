@@ -17,6 +17,7 @@ from typing import Any
 
 from router_oracle.build import BUNDLED, build_table
 from router_oracle.errors import OracleInputError
+from router_oracle.noise import METHOD
 from router_oracle.stats import compute_stats, format_stats, stats_json
 from router_oracle.table import TableError, load_table
 
@@ -67,7 +68,15 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars on stderr")
     b.add_argument("-o", "--output", required=True, help="table JSON to write")
     b.set_defaults(run_sources=[])
-    s = sub.add_parser("stats", help="summarise an oracle table")
+    s = sub.add_parser(
+        "stats",
+        help="summarise an oracle table, with the part of its headroom rollout noise alone would give",
+        description="Per model: resolved tasks, total cost, oracle picks; the oracle's resolve rate, cost "
+        "and headroom above the best random mix of single models at its cost; tie counts; and an estimate "
+        "of how much of that headroom rollout noise alone would produce.",
+        epilog=METHOD,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     s.add_argument("table")
     s.add_argument("--json", action="store_true", help="stable JSON instead of a readable table")
     return parser

@@ -1,7 +1,8 @@
 """Summary statistics of an oracle table (what `router-oracle stats` prints).
 
 Also re-checks every stored pick against the rule (`tie_rule`), so a hand-edited or stale table is
-caught rather than summarised.
+caught rather than summarised, and estimates how much of the oracle's headroom is rollout noise
+(`noise.estimate_noise`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import math
 from pydantic import BaseModel, ConfigDict
 
 from router_oracle.errors import OracleInputError
+from router_oracle.noise import NoiseEstimate, estimate_noise, headroom_sentence
 from router_oracle.table import OracleTable
 from router_oracle.tie_rule import pick_for_task
 
@@ -67,6 +69,9 @@ class TableStats(_Frozen):
     """Picks where resolve rate and cost both tied (the smallest model id decided)."""
     all_failed: int
     """Tasks no model resolved in any run (the cheapest model is the oracle)."""
+    noise: NoiseEstimate
+    """The oracle's headroom above the best mix of single models, and the part rollout noise alone would
+    produce (`router_oracle.noise`)."""
 
 
 def compute_stats(table: OracleTable, *, origin: str = "<table>") -> TableStats:
@@ -79,6 +84,12 @@ def compute_stats(table: OracleTable, *, origin: str = "<table>") -> TableStats:
                 f"{origin}: task {t.instance_id}: per_model has {sorted(t.per_model)}, "
                 f"the pool has {sorted(ids)}"
             )
+        for m in table.pool.models:
+            if [r.run for r in t.per_model[m.id].runs] != m.runs:
+                raise OracleInputError(
+                    f"{origin}: task {t.instance_id}: model {m.id!r} has runs "
+                    f"{[r.run for r in t.per_model[m.id].runs]}, the pool lists {m.runs}"
+                )
         pick = pick_for_task(table.pool, table.rule, t.per_model)
         if (pick.oracle, pick.best) != (t.oracle, t.best):
             raise OracleInputError(
@@ -114,6 +125,7 @@ def compute_stats(table: OracleTable, *, origin: str = "<table>") -> TableStats:
         ties=sum(len(t.best) > 1 for t in table.tasks),
         id_tiebreaks=id_tiebreaks,
         all_failed=sum(t.all_failed for t in table.tasks),
+        noise=estimate_noise(table),
     )
 
 
@@ -142,10 +154,52 @@ def format_stats(stats: TableStats) -> str:
         )
     o = stats.oracle
     lines.append(f"{'oracle':<{width}}  {o.resolved:7.1f} {_pct(o.resolved, n)}  {o.total_cost:12.2f}")
+    lines.append(f"  {headroom_sentence(stats.noise, show_mix=True)}")
     lines += [
         "",
         f"ties on resolve rate (cheapest chosen): {stats.ties} of {n} picks ({_pct(stats.ties, n).strip()})",
         f"  of which also tied on cost (smallest id chosen): {stats.id_tiebreaks}",
         f"all-fail tasks (cheapest chosen): {stats.all_failed} ({_pct(stats.all_failed, n).strip()})",
+        "",
+        *format_noise(stats.noise),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _p(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def format_noise(est: NoiseEstimate) -> list[str]:
+    """The rollout-noise lines of `format_stats`: measured pairs, each pool model's source, the estimate."""
+    if est.noise is None or est.upper is None:
+        return [f"rollout noise: not estimated: {est.unavailable}"]
+    width = max(len("pool model"), *(len(m.id) for m in est.measured), *(len(m.id) for m in est.models))
+    lines = [
+        "rollout noise: runs of one model compared task by task (A, B: its runs in pool order)",
+        f"{'model':<{width}}  source   resolved A / B  disagree  A only / B only  level shift  "
+        "either run vs better run",
+    ]
+    for m in est.measured:
+        for pair in m.pairs:
+            better = max(pair.resolved_a, pair.resolved_b)
+            lines.append(
+                f"{m.id:<{width}}  {m.source:<7}  {_p(pair.resolved_a):>6} / {_p(pair.resolved_b):>6}  "
+                f"{_p(pair.disagreement):>8}  {pair.a_only:>6} / {pair.b_only:<6}  "
+                f"{_p(abs(pair.resolved_a - pair.resolved_b)):>11}  "
+                f"{_p(pair.either)} vs {_p(better)} ({100 * (pair.either - better):+.1f})"
+            )
+    lines += ["", f"{'pool model':<{width}}  disagreement used (all)  measured as"]
+    for pm in est.models:
+        used = f"{_p(pm.noise_disagreement):>6} ({_p(pm.disagreement)})"
+        lines.append(f"{pm.id:<{width}}  {used:<23}  {pm.measured_as} ({pm.measured_source}, {pm.match})")
+    lo, hi = est.noise, est.upper
+    lines += [
+        "noise-only pool (same resolve rates and disagreement, no model better on particular tasks; "
+        "method: --help):",
+        f"  oracle on rollout labels {_p(lo.oracle_resolve_rate)} ({_p(hi.oracle_resolve_rate)}; "
+        f"this table's {_p(est.oracle_resolve_rate)}), routing each task to its likeliest model "
+        f"{_p(lo.best_resolve_rate)} ({_p(hi.best_resolve_rate)}): "
+        f"{lo.noise_points:.1f} ({hi.noise_points:.1f}) points of luck",
+    ]
+    return lines

@@ -28,15 +28,15 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from router_frontier_rl.rewards import score_route
-from router_oracle.table import TaskRecord
-from router_train.evaluate.bootstrap import TaskResample
-from router_train.evaluate.decisions import UNPARSEABLE, Decisions
-from router_train.evaluate.frontier import (
+from router_oracle.frontier import (
     Mix,
     ModelPoint,
     best_mix_at_cost,
     cheapest_mix_at_resolved,
 )
+from router_oracle.table import TaskRecord
+from router_train.evaluate.bootstrap import TaskResample
+from router_train.evaluate.decisions import UNPARSEABLE, Decisions
 
 _DIGITS = 6
 """Every float in a report is rounded to this many decimals, so reports compare byte for byte."""

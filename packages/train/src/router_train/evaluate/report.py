@@ -14,8 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from router_oracle.frontier import Mix, ModelPoint
 from router_train.evaluate.decisions import UNPARSEABLE, SourceKind
-from router_train.evaluate.frontier import Mix, ModelPoint
 from router_train.evaluate.metrics import RouterMetrics
 
 PLOT_PNG = "cost_vs_resolved.png"

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from router_frontier_rl.split import SplitName
 from router_oracle.atomic_file import write_bytes_atomic
 from router_oracle.file_hash import sha256_file
+from router_oracle.frontier import frontier_vertices
 from router_oracle.table import OracleTable, TaskRecord, load_table
 from router_train.evaluate import baselines
 from router_train.evaluate.bootstrap import TaskResample
@@ -26,7 +27,6 @@ from router_train.evaluate.fitted import (
     LocalFitter,
     fit_partitions,
 )
-from router_train.evaluate.frontier import frontier_vertices
 from router_train.evaluate.metrics import (
     compute_metrics,
     oracle_distribution,

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from router_oracle.table import TaskRecord
 
 if TYPE_CHECKING:
-    from router_train.evaluate.frontier import ModelPoint
+    from router_oracle.frontier import ModelPoint
     from router_train.evaluate.metrics import RouterMetrics
 
 ROUTER_NAME = "local-grpo"

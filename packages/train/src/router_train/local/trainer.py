@@ -157,7 +157,7 @@ def inner_validation(
 def frontier_slope(tasks: Sequence[TaskRecord], pool_ids: Sequence[str]) -> float:
     """Resolved rate per USD along the first segment of the single models' mix frontier on `tasks`
     (from the cheapest corner); 0 when the cheapest model is also the best."""
-    from router_train.evaluate.frontier import frontier_vertices
+    from router_oracle.frontier import frontier_vertices
     from router_train.evaluate.metrics import single_model_points
 
     corners = frontier_vertices(single_model_points(tasks, pool_ids))
