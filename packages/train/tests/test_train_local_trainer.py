@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -192,7 +193,7 @@ def test_features_fit_on_train_only():
     assert fit_features(with_diff, tasks).difficulties == ["<15 min fix"]
     # The default TF-IDF text: vocabulary and idf from the train tasks alone (words of >= 2 of them).
     tfidf = fit_features(FeatureConfig(), train)
-    words = {w for t in train for w in (t.repo + " " + t.problem_statement).lower().replace("/", " ").split()}
+    words = {w for t in train for w in re.findall(r"\b\w\w+\b", f"{t.repo} {t.problem_statement}".lower())}
     assert tfidf.vocabulary and set(tfidf.vocabulary) <= words and "lexer" in tfidf.vocabulary
     assert "sprocket" not in tfidf.vocabulary  # only in the widgets repo, which the first 20 tasks lack
     assert featurize(FeatureConfig(), tfidf, tasks).shape == (len(tasks), len(tfidf.vocabulary))
