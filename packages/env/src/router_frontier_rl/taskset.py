@@ -240,7 +240,9 @@ def _examples(train: Sequence[TaskRecord], k: int) -> Callable[[TaskRecord], lis
 
 class RouterHarness(NullHarness):
     """The default harness: one plain chat turn, no tools (a router needs no shell). On a
-    `repo_access` task it runs verifiers' bash harness with the edit tool off instead."""
+    `repo_access` task it runs verifiers' bash harness with the edit tool off instead. (It keeps the null
+    harness's `EXECUTES_CODE = False`, so verifiers does not warn about the subprocess runtime: an agentic
+    task refuses that runtime itself unless the user set `allow_unsandboxed`.)"""
 
     def bash(self) -> BashHarness:
         """Verifiers' bash harness with this harness's settings and no edit tool."""
