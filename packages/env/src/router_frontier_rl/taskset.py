@@ -156,7 +156,8 @@ class RouterConfig(vf.TasksetConfig):
     """Serve only the first this many tasks of the (seeded) order."""
     repo_access: bool = False
     """Agentic routing: before it routes, the agent may read the task's repository (read-only, with
-    verifiers' bash harness, edit tool off, network blocked). Off: one chat turn on the issue text."""
+    verifiers' bash harness, edit tool off; network blocked in containers). Off: one chat turn on the
+    issue text."""
     turn_budget: int = Field(default=DEFAULT_TURN_BUDGET, ge=1)
     """repo_access: model turns per episode, the final answer included; running out of turns without
     a route scores as no valid route (-1)."""
