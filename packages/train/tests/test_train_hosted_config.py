@@ -19,7 +19,15 @@ from router_train.hosted.config_files import (
     stale_shipped,
     write_shipped,
 )
-from router_train.hosted.presets import ENV_ID, PRESET_NAMES, RECIPE, preset_config
+from router_train.hosted.presets import (
+    ENV_ID,
+    PRESET_NAMES,
+    PRESETS,
+    PROMPT_TOKEN_BUDGET,
+    RECIPE,
+    TOOL_OUTPUT_TOKEN_BUDGET,
+    preset_config,
+)
 
 SHIPPED = [shipped_path(name) for name in PRESET_NAMES]
 
@@ -45,7 +53,8 @@ def test_rendering_is_deterministic_and_round_trips(tmp_path: Path) -> None:
     first = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     write_shipped(tmp_path)
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == first
-    assert sorted(first) == ["full.toml", "smoke.toml"]  # and no temp files left behind
+    # ...and no temp files left behind
+    assert sorted(first) == ["agentic-full.toml", "agentic-smoke.toml", "full.toml", "smoke.toml"]
 
 
 def test_full_preset_maps_the_recipe() -> None:
@@ -82,6 +91,52 @@ def test_smoke_preset_is_small_and_keeps_the_recipe() -> None:
     assert smoke.orchestrator.batch_size % smoke.orchestrator.group_size == 0
     assert smoke.trainer == full.trainer
     assert smoke.deployment.num_train_gpus + smoke.deployment.num_infer_gpus == 2
+
+
+@pytest.mark.parametrize("name", ["agentic-smoke", "agentic-full"])
+def test_agentic_presets_read_the_repository_in_a_sandbox(name: str) -> None:
+    agentic, plain = preset_config(name), preset_config(name.removeprefix("agentic-"))  # type: ignore[arg-type]
+    spec = PRESETS[name]  # type: ignore[index]
+    assert spec.agentic and spec.turn_budget is not None and not PRESETS["full"].agentic
+    for source in agentic.env_sources():
+        args, agent = source.env.taskset, source.env.agent
+        assert (args.repo_access, args.turn_budget) == (True, spec.turn_budget)
+        assert (agent.harness.id, agent.harness.edit, agent.runtime.type) == ("bash", False, "prime")
+    # The same recipe, steps, GPUs and split; only the env mode and the token sizing differ.
+    assert agentic.trainer == plain.trainer and agentic.deployment == plain.deployment
+    assert (
+        agentic.max_steps == plain.max_steps
+        and agentic.orchestrator.batch_size == plain.orchestrator.batch_size
+    )
+    per_turn = agentic.orchestrator.train.sampling.max_completion_tokens
+    turns = spec.turn_budget
+    assert agentic.seq_len == PROMPT_TOKEN_BUDGET + turns * per_turn + (turns - 1) * TOOL_OUTPUT_TOKEN_BUDGET
+    assert agentic.seq_len > plain.seq_len
+
+
+def test_env_blocks_validate_with_verifiers_own_env_config() -> None:
+    # What prime-rl does with `env`: verifiers' EnvConfig, narrowed to our taskset's RouterConfig and to
+    # the harness and runtime config types their ids name.
+    from verifiers.v1.harnesses.bash import BashHarnessConfig
+    from verifiers.v1.harnesses.null import NullHarnessConfig
+    from verifiers.v1.runtimes import PrimeConfig, SubprocessConfig
+    from verifiers.v1.utils.loaders import resolve_env_config
+
+    from router_frontier_rl import RouterConfig
+
+    for name in PRESET_NAMES:
+        for source in preset_config(name).env_sources():
+            env = resolve_env_config(source.env.model_dump(mode="json", exclude_none=True))
+            assert isinstance(env.taskset, RouterConfig)
+            agent = env.agent  # type: ignore[attr-defined]
+            if PRESETS[name].agentic:
+                assert env.taskset.repo_access and env.taskset.turn_budget == PRESETS[name].turn_budget
+                assert isinstance(agent.harness, BashHarnessConfig) and agent.harness.edit is False
+                assert isinstance(agent.runtime, PrimeConfig)
+            else:
+                assert not env.taskset.repo_access
+                assert isinstance(agent.harness, NullHarnessConfig) and agent.harness.id == "null"
+                assert isinstance(agent.runtime, SubprocessConfig)
 
 
 def test_shipped_text_uses_table_headers_not_inline_tables() -> None:

@@ -173,6 +173,20 @@ def test_dry_run_without_prime_or_builds_still_shows_the_plan(
     assert 'name = "Qwen/Qwen3.6-35B-A3B"' in out
 
 
+def test_agentic_dry_run_shows_the_sandbox_plan(
+    fake_prime: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["launch", "agentic-smoke", "--dry-run", "--dist-dir", str(tmp_path / "none")])
+    out = capsys.readouterr().out
+    assert code == 0 and _calls(fake_prime) == []
+    assert (
+        "# agentic source router-frontier-rl: up to 6 turns of verifiers' bash agent (edit tool off)" in out
+    )
+    assert "swebench/sweb.eval.x86_64.django_1776_django-11099:latest" in out
+    assert render_preset("agentic-smoke").split("\n\n", 1)[1] in out
+    assert "repo_access = true" in out and 'type = "prime"' in out
+
+
 def test_missing_prime_says_how_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -29,6 +29,22 @@ def system_prompt(summary: CapabilitySummary) -> str:
     )
 
 
+def agentic_system_prompt(summary: CapabilitySummary, turn_budget: int) -> str:
+    """`system_prompt` plus what the agent may do with the task's repository (the `repo_access` mode)."""
+    return (
+        f"{system_prompt(summary)}\n\n"
+        "Before you answer you may read the task's repository, checked out in your working directory at "
+        "the commit the issue was filed against: how much code the issue touches, how many modules it "
+        "spans, what its tests look like. Use the bash tool for read-only commands only (ls, find, grep, "
+        "cat, head, sed -n, wc, git log, git show, git grep). Do not modify the repository or anything "
+        "else: no edits, no new files, no installs, no builds, no commits or checkouts, no network. Keep "
+        "each command's output short (pipe it through head).\n\n"
+        f"You have at most {turn_budget} turns, your answer included; reply without a tool call to "
+        "answer. Your final reply must contain the route tag: running out of turns without it routes "
+        "nowhere."
+    )
+
+
 def user_prompt(task: TaskRecord, max_chars: int | None = None) -> str:
     """The task as the router sees it: repository and issue text."""
     statement = task.problem_statement

@@ -1,4 +1,8 @@
-"""The verifiers v1 taskset: one single-turn routing task per oracle-table row."""
+"""The verifiers v1 taskset: one routing task per oracle-table row.
+
+Single turn by default; with `repo_access` each task is an agentic episode in which the router may read
+the task's repository, read-only, before it answers (see `repo_access` and `repo_checkout`).
+"""
 
 from __future__ import annotations
 
@@ -11,13 +15,27 @@ from typing import Self
 
 import verifiers.v1 as vf
 from pydantic import Field, model_validator
+from verifiers.v1.clients import ModelContext
+from verifiers.v1.harnesses.bash import BashHarness, BashHarnessConfig
 from verifiers.v1.harnesses.null import NullHarness
+from verifiers.v1.runtimes import ProgramResult
 
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.capabilities import summarize
-from router_frontier_rl.prompt import messages, system_prompt
+from router_frontier_rl.prompt import agentic_system_prompt, messages, system_prompt
+from router_frontier_rl.repo_access import (
+    AGENT_TIMEOUT_S,
+    DEFAULT_TURN_BUDGET,
+    UNSANDBOXED_REFUSAL,
+    RepoAccess,
+    RepoAccessError,
+    check_harness,
+    tool_calls,
+)
+from router_frontier_rl.repo_checkout import base_commits, check_out, find_checkout
 from router_frontier_rl.rewards import DEFAULT_WEIGHTS, REWARD_NAMES, RouteScores, score_completion
 from router_frontier_rl.split import SplitName, check_upsample, select_tasks
+from router_frontier_rl.swebench_image import WORKDIR, swebench_image
 from router_oracle.table import OracleTable, TaskRecord, load_table
 
 
@@ -32,6 +50,9 @@ class RouteData(vf.TaskData):
     """0 for a task's first occurrence; 1, 2, ... for the copies `upsample` adds."""
     split: SplitName | None = None
     """The split that served the task (`router-train evaluate` refuses traces of `train` tasks)."""
+    repo_access: RepoAccess | None = None
+    """Agentic episode settings (the `repo_access` env argument); None: a single-turn task. (None
+    fields are left out of traces, so single-turn traces are what they were before this field.)"""
 
 
 class RouteTask(vf.Task[RouteData]):
@@ -46,9 +67,52 @@ class RouteTask(vf.Task[RouteData]):
     def scores(self, trace: vf.Trace) -> RouteScores:
         return score_completion(self.data.record, trace.last_reply, self.data.valid_ids)
 
+    async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
+        """Agentic tasks: check the harness and runtime, and on the subprocess runtime put a fresh copy
+        of the repository at the task's commit in the rollout's working directory. In a container
+        the task's SWE-bench image already holds it (at `workdir`), and nothing is shipped in."""
+        access = self.data.repo_access
+        if access is None:
+            return
+        check_harness(trace.agent.config.harness if trace.agent else None, RouterHarness)
+        local = runtime.type == "subprocess"
+        if local and not access.unsandboxed:
+            raise RepoAccessError(UNSANDBOXED_REFUSAL)
+        if access.repos_dir is None:
+            return
+        if not local:
+            raise RepoAccessError(
+                f"repos_dir is for the subprocess runtime, not {runtime.type!r}: unset it, and each task "
+                "runs in its SWE-bench image"
+            )
+        record = self.data.record
+        source = find_checkout(Path(access.repos_dir), record.instance_id, record.repo, access.base_commit)
+        await check_out(runtime, record.instance_id, source)
+
     @vf.stop
     async def single_turn(self, trace: vf.Trace) -> bool:
-        return trace.num_turns >= 1
+        return self.data.repo_access is None and trace.num_turns >= 1
+
+    @vf.stop
+    async def turn_budget(self, trace: vf.Trace) -> bool:
+        # Checked before each model call: after the budget's last turn no further call is made, and
+        # the episode is scored on that turn's reply (no route in it: -1).
+        access = self.data.repo_access
+        return access is not None and trace.num_turns >= access.turn_budget
+
+    @vf.metric
+    async def exploration(self, trace: vf.Trace) -> dict[str, float]:
+        """Agentic tasks: `tool_calls` and `turns` used (a single-turn trace records neither)."""
+        if self.data.repo_access is None:
+            return {}
+        return {"tool_calls": float(tool_calls(trace)), "turns": float(trace.num_turns)}
+
+    @vf.reward(weight=0.0)
+    async def exploration_cost(self, trace: vf.Trace) -> dict[str, float]:
+        """Agentic tasks: minus the tool calls made, weighted by the `exploration_cost` env argument."""
+        if self.data.repo_access is None:
+            return {}
+        return {"exploration_cost": float(-tool_calls(trace))}
 
     @vf.reward(weight=DEFAULT_WEIGHTS[0])
     async def routed_reward(self, trace: vf.Trace) -> float:
@@ -92,6 +156,47 @@ class RouterConfig(vf.TasksetConfig):
     """Solved train-split examples shown before the task (each a user turn and its oracle route)."""
     max_tasks: int | None = Field(default=None, ge=1)
     """Serve only the first this many tasks of the (seeded) order."""
+    repo_access: bool = False
+    """Agentic routing: before it routes, the agent may read the task's repository (read-only, with
+    verifiers' bash harness, edit tool off; network blocked in containers). Off: one chat turn on the
+    issue text."""
+    turn_budget: int = Field(default=DEFAULT_TURN_BUDGET, ge=1)
+    """repo_access: model turns per episode, the final answer included; running out of turns without
+    a route scores as no valid route (-1)."""
+    exploration_cost: float = Field(default=0.0, ge=0)
+    """repo_access: reward taken off per tool call (the weight of the `exploration_cost` signal,
+    which is minus the episode's tool calls)."""
+    repos_dir: Path | None = None
+    """repo_access on the subprocess runtime: a directory with a checkout per task
+    (`<dir>/<instance_id>/`) or a clone per repository (`<dir>/<owner>__<name>/`, checked out at the
+    task's base_commit per rollout). Unset: each task names its SWE-bench image (container runtimes)."""
+    tasks_path: Path | None = None
+    """repos_dir: the SWE-bench task file (JSONL, optionally gzipped, with `instance_id`, `repo`,
+    `base_commit`) giving each task's base_commit; unset: the bundled SWE-bench Verified file."""
+    allow_unsandboxed: bool = False
+    """repos_dir: accept that the agent's shell runs unsandboxed on this machine, where it can read
+    every file, the oracle table included (development only)."""
+
+    @model_validator(mode="after")
+    def _check_repo_access(self) -> Self:
+        if not self.repo_access:
+            defaults = type(self).model_fields
+            changed = [n for n in _AGENTIC_ARGS if getattr(self, n) != defaults[n].default]
+            if changed:
+                raise ValueError(f"{', '.join(changed)}: only with repo_access = true")
+            return self
+        if self.repos_dir is None:
+            if self.tasks_path is not None or self.allow_unsandboxed:
+                raise ValueError("tasks_path and allow_unsandboxed only apply with repos_dir")
+        else:
+            if not self.allow_unsandboxed:
+                raise ValueError(UNSANDBOXED_REFUSAL)
+            if not self.repos_dir.is_dir():
+                raise ValueError(f"repos_dir {self.repos_dir}: not a directory")
+        # Only agentic configs carry this weight, so single-turn configs stay exactly as they were.
+        spec = self.task.rewards.get("exploration_cost") or vf.RewardFunctionConfig()
+        self.task.rewards["exploration_cost"] = spec.model_copy(update={"weight": self.exploration_cost})
+        return self
 
     @model_validator(mode="after")
     def _apply_weights(self) -> Self:
@@ -105,6 +210,10 @@ class RouterConfig(vf.TasksetConfig):
             spec = self.task.rewards.get(name) or vf.RewardFunctionConfig()
             self.task.rewards[name] = spec.model_copy(update={"weight": weight})
         return self
+
+
+_AGENTIC_ARGS = ("turn_budget", "exploration_cost", "repos_dir", "tasks_path", "allow_unsandboxed")
+"""RouterConfig fields that only mean something with `repo_access`."""
 
 
 def _examples(train: Sequence[TaskRecord], k: int) -> Callable[[TaskRecord], list[TaskRecord]]:
@@ -133,7 +242,32 @@ def _examples(train: Sequence[TaskRecord], k: int) -> Callable[[TaskRecord], lis
 
 
 class RouterHarness(NullHarness):
-    """The default harness: one plain chat turn, no tools (a router needs no shell)."""
+    """The default harness: one plain chat turn, no tools (a router needs no shell). On a
+    `repo_access` task it runs verifiers' bash harness with the edit tool off instead. (It keeps the null
+    harness's `EXECUTES_CODE = False`, so verifiers does not warn about the subprocess runtime: an agentic
+    task refuses that runtime itself unless the user set `allow_unsandboxed`.)"""
+
+    def bash(self) -> BashHarness:
+        """Verifiers' bash harness with this harness's settings and no edit tool."""
+        return BashHarness(
+            BashHarnessConfig.model_validate({**self.config.model_dump(), "id": "bash", "edit": False})
+        )
+
+    async def launch(
+        self,
+        ctx: ModelContext,
+        trace: vf.Trace,
+        runtime: vf.Runtime,
+        endpoint: str,
+        secret: str,
+        mcp_urls: dict[str, str],
+        data: vf.TaskData,
+        tool_interception_url: str | None = None,
+    ) -> ProgramResult:
+        args = (ctx, trace, runtime, endpoint, secret, mcp_urls, data)
+        if getattr(data, "repo_access", None) is None:
+            return await super().launch(*args, tool_interception_url=tool_interception_url)
+        return await self.bash().launch(*args, tool_interception_url=tool_interception_url)
 
 
 class RouterTaskset(vf.Taskset[RouteTask, RouterConfig]):
@@ -142,13 +276,52 @@ class RouterTaskset(vf.Taskset[RouteTask, RouterConfig]):
     def table(self) -> OracleTable:
         return load_table(self.config.table_path or bundled_table_path())
 
+    def _agentic_fields(self) -> Callable[[TaskRecord], dict[str, object]]:
+        """Per task, the RouteData fields of the configured mode (none for single-turn tasks)."""
+        cfg = self.config
+        if not cfg.repo_access:
+            return lambda t: {}
+        if cfg.repos_dir is None:
+            # Container runtimes: the task's SWE-bench image, its /testbed, and no network for the agent
+            # (`[]` allows only verifiers' own routes: the model endpoint).
+            def container(t: TaskRecord) -> dict[str, object]:
+                return {
+                    "repo_access": RepoAccess(turn_budget=cfg.turn_budget),
+                    "image": swebench_image(t.instance_id),
+                    "workdir": WORKDIR,
+                    "network_allow": [],
+                    "timeout": vf.TaskTimeout(agent=AGENT_TIMEOUT_S),
+                }
+
+            return container
+        # The subprocess runtime rejects tasks that name an image or a network policy: local tasks
+        # carry where their copy comes from instead.
+        commits = base_commits(cfg.tasks_path)
+        repos_dir = str(cfg.repos_dir.resolve())
+
+        def local(t: TaskRecord) -> dict[str, object]:
+            access = RepoAccess(
+                turn_budget=cfg.turn_budget,
+                repos_dir=repos_dir,
+                base_commit=commits.get(t.instance_id),
+                unsandboxed=cfg.allow_unsandboxed,
+            )
+            return {"repo_access": access, "timeout": vf.TaskTimeout(agent=AGENT_TIMEOUT_S)}
+
+        return local
+
     def load(self) -> Iterator[RouteTask]:
         cfg = self.config
         table = self.table()
         valid_ids = table.pool.ids
         train = select_tasks(table, "train", cfg.eval_fraction, cfg.split_seed)
-        system = system_prompt(summarize(train, table.pool))
+        summary = summarize(train, table.pool)
+        if cfg.repo_access:
+            system = agentic_system_prompt(summary, cfg.turn_budget)
+        else:
+            system = system_prompt(summary)
         examples = _examples(train, cfg.few_shot)
+        agentic = self._agentic_fields()
         seen: Counter[str] = Counter()
         for t in select_tasks(
             table, cfg.split, cfg.eval_fraction, cfg.split_seed, cfg.upsample, cfg.max_tasks
@@ -161,6 +334,7 @@ class RouterTaskset(vf.Taskset[RouteTask, RouterConfig]):
                 valid_ids=valid_ids,
                 repeat=seen[t.instance_id],
                 split=cfg.split,
+                **agentic(t),
             )
             seen[t.instance_id] += 1
             yield RouteTask(data, cfg.task)

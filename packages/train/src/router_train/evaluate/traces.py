@@ -7,6 +7,11 @@ row (our env's fields included), `traces` the agents' traces, each with its mess
 model-sampled assistant message (what `Trace.last_reply` returns), so a router that thinks aloud and
 answers last is read as it would be in training. Several episodes per task (`-r N`) are several
 decisions. Plain JSON is read, so verifiers need not be importable here.
+
+Agentic traces (the env's `repo_access` mode) read the same way: the final reply, after the tool calls,
+is the route (an episode that ran out of turns ends on a tool call and routes nowhere). Every trace's
+turns (sampled assistant messages) and tool calls are counted from its nodes and averaged into the
+`recorded` means as `trace/turns` and `trace/tool_calls`, next to the rewards and metrics it recorded.
 """
 
 from __future__ import annotations
@@ -39,10 +44,8 @@ def _text(content: Any) -> str:
     return ""
 
 
-def last_reply(trace: dict[str, Any]) -> str | None:
-    """The trace's final reply, as `verifiers.v1.trace.Trace.last_reply` defines it; None if it has none."""
-    if isinstance(trace.get("root_reply"), str):
-        return str(trace["root_reply"]).strip()
+def _replies(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """The model-sampled assistant messages of a trace, in order (`Trace.assistant_messages`)."""
     nodes = trace.get("nodes")
     messages: list[tuple[dict[str, Any], bool]] = []
     if isinstance(nodes, list):
@@ -53,10 +56,24 @@ def last_reply(trace: dict[str, Any]) -> str | None:
         ]
     elif isinstance(trace.get("messages"), list):  # a flattened export: every assistant turn counts
         messages = [(m, True) for m in trace["messages"] if isinstance(m, dict)]
-    replies = [m for m, sampled in messages if m.get("role") == "assistant" and sampled]
+    return [m for m, sampled in messages if m.get("role") == "assistant" and sampled]
+
+
+def last_reply(trace: dict[str, Any]) -> str | None:
+    """The trace's final reply, as `verifiers.v1.trace.Trace.last_reply` defines it; None if it has none."""
+    if isinstance(trace.get("root_reply"), str):
+        return str(trace["root_reply"]).strip()
+    replies = _replies(trace)
     if not replies:
         return None
     return _text(replies[-1].get("content")).strip()
+
+
+def episode_counts(trace: dict[str, Any]) -> dict[str, float]:
+    """`trace/turns` (sampled assistant messages) and `trace/tool_calls` (the tool calls they made)."""
+    replies = _replies(trace)
+    calls = sum(len(m["tool_calls"]) for m in replies if isinstance(m.get("tool_calls"), list))
+    return {"trace/turns": float(len(replies)), "trace/tool_calls": float(calls)}
 
 
 def _task_id(data: Any, key: Any, known: Collection[str]) -> str | None:
@@ -139,7 +156,7 @@ def read_traces(
             splits |= _served_split(ttask.get("data"))
             reply = last_reply(trace)
             picks.setdefault(tid, []).append(None if reply is None else parse_route(reply, valid_ids))
-            for k, v in _scores(trace).items():
+            for k, v in (_scores(trace) | episode_counts(trace)).items():
                 sums[k] = sums.get(k, 0.0) + v
                 counts[k] = counts.get(k, 0) + 1
     if not seen_episode:

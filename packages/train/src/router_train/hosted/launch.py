@@ -20,6 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TextIO
 
+from router_frontier_rl.swebench_image import swebench_image
 from router_oracle.atomic_file import write_text_atomic
 from router_train.cli_args import EXIT_BAD_INPUT  # invalid config, or no usable env build (nothing pushed)
 from router_train.hosted.config_files import (
@@ -271,6 +272,16 @@ def _print_plan(
     )
     io.line(f"$ {shlex.join(['prime', 'train', str(submitted_path), '-y'])}")
     io.line(f"# 3. record the run id in {record_path}")
+    for source in config.env_sources():
+        args, agent = source.env.taskset, source.env.agent
+        if args.repo_access:
+            edit = "on" if agent.harness.edit else "off"
+            io.line(
+                f"# agentic source {source.name}: up to {args.turn_budget} turns of verifiers' "
+                f"{agent.harness.id} agent (edit tool {edit}) per rollout, each in a {agent.runtime.type} "
+                f"runtime started from its task's SWE-bench image (e.g. "
+                f"{swebench_image('django__django-11099')}), its network blocked"
+            )
     io.line("# --- config ---")
     for text_line in dumps_config(config).rstrip("\n").split("\n"):
         io.line(text_line)

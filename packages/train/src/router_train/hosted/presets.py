@@ -1,4 +1,5 @@
-"""Typed presets `smoke` and `full`, and the one mapping from the reference recipe to prime-rl fields.
+"""Typed presets `smoke`, `full`, `agentic-smoke`, `agentic-full`, and the one mapping from the reference
+recipe to prime-rl fields.
 
 Reference: Applied Compute, "Training an Agentic Router for Optimal Cost-Performance on SWE Tasks"
 (2026-06-04). Recipe value -> prime-rl field (see `build_config`):
@@ -36,6 +37,18 @@ Deviations (no field, or a different one), also listed in the README:
 6. Model: the reference trains Qwen3.6-35B-A3B; `full` uses it, `smoke` a 4B instruct model. Steps,
    GPU split, eval cadence and checkpointing are not in the recipe: our choices, below.
 7. Learning-rate schedule: constant (prime-rl's default); the reference gives none.
+
+Agentic presets (`agentic-smoke`, `agentic-full`): the same recipe with the env's `repo_access` mode, where
+the router reads the task's repository before it routes (the reference's best router did):
+
+- env args                     -> env.taskset {repo_access = true, turn_budget}: each task names its public
+                                  SWE-bench image (repository at /testbed), the agent's network is blocked
+- harness                      -> env.agent.harness {id = "bash", edit = false}: verifiers' bash tool only
+- runtime                      -> env.agent.runtime.type = "prime": one Prime sandbox per rollout, started
+                                  from the task's image (verifiers' PrimeConfig; TaskData.image wins)
+- max tokens                   -> orchestrator.train.sampling.max_completion_tokens, now per turn; `seq_len`
+                                  holds the whole episode: PROMPT_TOKEN_BUDGET + turn_budget x completion
+                                  tokens + (turn_budget - 1) x TOOL_OUTPUT_TOKEN_BUDGET
 """
 
 from __future__ import annotations
@@ -66,14 +79,19 @@ from router_train.hosted.rl_config import (
     VfEnvConfig,
 )
 
-PresetName = Literal["smoke", "full"]
-PRESET_NAMES: tuple[PresetName, ...] = ("smoke", "full")
+PresetName = Literal["smoke", "full", "agentic-smoke", "agentic-full"]
+PRESET_NAMES: tuple[PresetName, ...] = ("smoke", "full", "agentic-smoke", "agentic-full")
 
 ENV_ID = "router-frontier-rl"
 """The environment's id: its distribution name, which verifiers maps to module `router_frontier_rl`."""
 
 PROMPT_TOKEN_BUDGET = 8192
 """Tokens reserved for the prompt (system prompt, capability summary, issue text) in `seq_len`."""
+
+TOOL_OUTPUT_TOKEN_BUDGET = 2048
+"""Agentic presets: tokens reserved in `seq_len` for each tool result. The env's prompt asks for short
+outputs (piped through head); verifiers' bash tool does not cut them, so a longer one eats into the
+episode's room and prime-rl truncates an episode longer than `seq_len`."""
 
 SPLIT_EVAL_FRACTION = 0.2
 SPLIT_SEED = 0
@@ -135,12 +153,30 @@ class PresetSpec(BaseModel):
     """Evaluate on the held-out split every this many steps; None: no eval during training."""
     checkpoint: bool
     """Save a checkpoint at the end of training."""
+    turn_budget: int | None = Field(default=None, ge=1)
+    """Agentic presets: the env's `turn_budget` (model turns per episode, the answer included); None: the
+    single-turn env on the issue text."""
 
     @model_validator(mode="after")
     def _fits_one_node(self) -> PresetSpec:
         if self.num_train_gpus + self.num_infer_gpus > 8:
             raise ValueError(f"preset {self.name}: more than 8 GPUs do not fit prime-rl's single node")
         return self
+
+    @property
+    def agentic(self) -> bool:
+        """Whether the router may read the task's repository before it routes (env `repo_access`)."""
+        return self.turn_budget is not None
+
+    @property
+    def seq_len(self) -> int:
+        """prime-rl's `seq_len`: the prompt plus every turn's completion (and, agentic, tool results)."""
+        if self.turn_budget is None:
+            return self.max_completion_tokens + PROMPT_TOKEN_BUDGET
+        turns = self.turn_budget
+        return (
+            PROMPT_TOKEN_BUDGET + turns * self.max_completion_tokens + (turns - 1) * TOOL_OUTPUT_TOKEN_BUDGET
+        )
 
 
 PRESETS: dict[PresetName, PresetSpec] = {
@@ -168,20 +204,54 @@ PRESETS: dict[PresetName, PresetSpec] = {
         eval_interval=10,
         checkpoint=True,
     ),
+    "agentic-smoke": PresetSpec(
+        name="agentic-smoke",
+        description="smoke with repo_access: the 4B model reads each task's repository for up to 6 turns",
+        model="Qwen/Qwen3-4B-Instruct-2507",
+        max_steps=5,
+        tasks_per_step=8,
+        max_completion_tokens=1024,
+        num_train_gpus=1,
+        num_infer_gpus=1,
+        eval_interval=None,
+        checkpoint=False,
+        turn_budget=6,
+    ),
+    "agentic-full": PresetSpec(
+        name="agentic-full",
+        description="the reference recipe with repo_access: up to 10 turns reading the repository first",
+        model="Qwen/Qwen3.6-35B-A3B",
+        max_steps=100,
+        tasks_per_step=RECIPE.tasks_per_step,
+        max_completion_tokens=4096,
+        num_train_gpus=4,
+        num_infer_gpus=4,
+        eval_interval=10,
+        checkpoint=True,
+        turn_budget=10,
+    ),
 }
 
 
-def _env(split: Literal["train", "eval"], *, upsample: bool) -> VfEnvConfig:
-    return VfEnvConfig(
-        taskset=TasksetArgs(
-            id=ENV_ID,
-            split=split,
-            eval_fraction=SPLIT_EVAL_FRACTION,
-            split_seed=SPLIT_SEED,
-            upsample=upsample,
-        ),
+def _env(split: Literal["train", "eval"], *, upsample: bool, turn_budget: int | None = None) -> VfEnvConfig:
+    taskset = TasksetArgs(
+        id=ENV_ID,
+        split=split,
+        eval_fraction=SPLIT_EVAL_FRACTION,
+        split_seed=SPLIT_SEED,
+        upsample=upsample,
+    )
+    if turn_budget is None:
         # The router answers in one chat turn: verifiers' null harness, no sandbox.
-        agent=AgentConfig(harness=HarnessConfig(id="null"), runtime=RuntimeConfig(type="subprocess")),
+        return VfEnvConfig(
+            taskset=taskset,
+            agent=AgentConfig(harness=HarnessConfig(id="null"), runtime=RuntimeConfig(type="subprocess")),
+        )
+    # The router first reads the repository: verifiers' bash tool (no edit tool) in a Prime sandbox per
+    # rollout, started from the task's SWE-bench image; the env blocks the agent's network.
+    return VfEnvConfig(
+        taskset=taskset.model_copy(update={"repo_access": True, "turn_budget": turn_budget}),
+        agent=AgentConfig(harness=HarnessConfig(id="bash", edit=False), runtime=RuntimeConfig(type="prime")),
     )
 
 
@@ -194,11 +264,15 @@ def build_config(spec: PresetSpec, recipe: Recipe = RECIPE) -> RLConfig:
             sampling=EvalSamplingConfig(
                 temperature=recipe.temperature, max_completion_tokens=spec.max_completion_tokens
             ),
-            source=[EvalSourceConfig(name=f"{ENV_ID}-eval", env=_env("eval", upsample=False))],
+            source=[
+                EvalSourceConfig(
+                    name=f"{ENV_ID}-eval", env=_env("eval", upsample=False, turn_budget=spec.turn_budget)
+                )
+            ],
         )
     return RLConfig(
         max_steps=spec.max_steps,
-        seq_len=spec.max_completion_tokens + PROMPT_TOKEN_BUDGET,
+        seq_len=spec.seq_len,
         model=SharedModelConfig(name=spec.model),
         deployment=SingleNodeDeploymentConfig(
             num_train_gpus=spec.num_train_gpus, num_infer_gpus=spec.num_infer_gpus
@@ -211,7 +285,11 @@ def build_config(spec: PresetSpec, recipe: Recipe = RECIPE) -> RLConfig:
                 sampling=TrainSamplingConfig(
                     temperature=recipe.temperature, max_completion_tokens=spec.max_completion_tokens
                 ),
-                source=[TrainSourceConfig(name=ENV_ID, env=_env("train", upsample=True))],
+                source=[
+                    TrainSourceConfig(
+                        name=ENV_ID, env=_env("train", upsample=True, turn_budget=spec.turn_budget)
+                    )
+                ],
             ),
             eval=eval_cfg,
         ),

@@ -40,20 +40,27 @@ class TasksetArgs(_Strict):
     """Repeat rare-label train tasks until labels are balanced (RouterConfig.upsample)."""
     max_tasks: int | None = Field(default=None, ge=1)
     """Serve only the first this many tasks of the seeded order (RouterConfig.max_tasks)."""
+    repo_access: bool | None = None
+    """Agentic routing: read the task's repository before routing (RouterConfig.repo_access)."""
+    turn_budget: int | None = Field(default=None, ge=1)
+    """Agentic routing: model turns per episode, the answer included (RouterConfig.turn_budget)."""
 
 
 class HarnessConfig(_Strict):
     """`env.agent.harness`: which verifiers harness drives the model."""
 
     id: str
-    """Harness id; `null` is verifiers' plain chat harness (no tools, no sandbox)."""
+    """Harness id; `null` is verifiers' plain chat harness (no tools), `bash` its shell agent."""
+    edit: bool | None = None
+    """`bash` only: offer the edit tool as well (verifiers' BashHarnessConfig.edit); false: read-only."""
 
 
 class RuntimeConfig(_Strict):
     """`env.agent.runtime`: where the harness runs."""
 
     type: str
-    """Runtime type; `subprocess` runs the harness locally, next to the env server."""
+    """Runtime type; `subprocess` runs the harness locally, next to the env server; `prime` in a Prime
+    sandbox per rollout, started from the task's image (verifiers' PrimeConfig)."""
 
 
 class AgentConfig(_Strict):
