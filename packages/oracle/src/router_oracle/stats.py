@@ -11,6 +11,7 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
+from router_oracle.candidates import CandidatesTable
 from router_oracle.errors import OracleInputError
 from router_oracle.table import OracleTable
 from router_oracle.tie_rule import pick_for_task
@@ -148,4 +149,27 @@ def format_stats(stats: TableStats) -> str:
         f"  of which also tied on cost (smallest id chosen): {stats.id_tiebreaks}",
         f"all-fail tasks (cheapest chosen): {stats.all_failed} ({_pct(stats.all_failed, n).strip()})",
     ]
+    return "\n".join(lines) + "\n"
+
+
+def format_models(candidates: CandidatesTable) -> str:
+    """The candidate models of a candidates table, one line each (what `router-oracle models` prints):
+    id, runs, resolve rate and total cost over all tasks (as an oracle table of that model would say)."""
+    from router_oracle.derive import CandidateIndex
+
+    index = CandidateIndex(candidates)
+    n = len(candidates.tasks)
+    lines = [
+        f"{len(candidates.models)} candidate models from {len(candidates.runs)} runs, {n} tasks "
+        f"({len(candidates.excluded)} leaderboard runs left out)",
+        "",
+        f"{'model id':32s} {'runs':>4s} {'resolved':>8s} {'total cost $':>12s}  {'provider':14s} name",
+    ]
+    for m in candidates.models:
+        outcomes = index.outcomes(m.id).values()
+        rate = math.fsum(o.resolve_rate for o in outcomes) / n
+        cost = math.fsum(o.cost for o in outcomes)
+        lines.append(
+            f"{m.id:32s} {len(m.runs):4d} {rate:8.1%} {cost:12.2f}  {m.provider or '-':14s} {m.name}"
+        )
     return "\n".join(lines) + "\n"
