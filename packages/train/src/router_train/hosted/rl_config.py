@@ -40,6 +40,12 @@ class TasksetArgs(_Strict):
     """Repeat rare-label train tasks until labels are balanced (RouterConfig.upsample)."""
     max_tasks: int | None = Field(default=None, ge=1)
     """Serve only the first this many tasks of the seeded order (RouterConfig.max_tasks)."""
+    pool_size: int | None = Field(default=None, ge=2)
+    """Any-pool mode: models per task's drawn pool (RouterConfig.pool_size)."""
+    pool_seed: int | None = None
+    """Any-pool mode: seed of the pool draws (RouterConfig.pool_seed)."""
+    held_out_models: list[str] | None = None
+    """Any-pool mode: models only eval pools show (RouterConfig.held_out_models)."""
 
 
 class HarnessConfig(_Strict):
