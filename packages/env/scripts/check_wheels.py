@@ -30,7 +30,12 @@ task = tasks[0]
 trace = asyncio.run(score_reply(task, env.format_route(task.data.record.oracle)))
 assert trace.reward == 1.0, trace.rewards
 assert env.bundled_table_path().is_file()
-print(f"OK: {len(tasks)} tasks from {env.bundled_table_path()}, oracle reply reward {trace.reward}")
+# any-pool mode draws from the candidates table inside the oracle wheel
+anypool = list(env.RouterTaskset(env.RouterConfig(
+    pool_size=3, split="eval", max_tasks=2, held_out_models=["minimax-m2.5-high"])))
+assert all("minimax-m2.5-high" in t.data.valid_ids for t in anypool), [t.data.valid_ids for t in anypool]
+print(f"OK: {len(tasks)} tasks from {env.bundled_table_path()}, oracle reply reward {trace.reward}; "
+      f"any-pool eval pools {[t.data.valid_ids for t in anypool]}")
 """
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from router_oracle.candidates import CandidateModel, CandidateRun, CandidatesTable, CandidateTask
 from router_oracle.table import (
     ModelOutcome,
     OracleRule,
@@ -65,3 +66,48 @@ def labelled_table(counts: dict[str, int], repos: int = 3) -> OracleTable:
             outcomes = {m: (1.0 if m == model else 0.0, 0.1 + 0.1 * IDS.index(m)) for m in IDS}
             records.append(record(f"repo__{model}-{k}", outcomes, repo=f"org/repo{k % repos}"))
     return table(records)
+
+
+def candidates_for(base: OracleTable, models: dict[str, list[tuple[bool, float]]]) -> CandidatesTable:
+    """A candidates table over `base`'s tasks: `models[id][k]` is that model's (resolved, cost) on
+    `base.tasks[k]`, one run each."""
+    ids = sorted(models)
+    return CandidatesTable(
+        grouping="test",
+        models=[
+            CandidateModel(
+                id=i,
+                name=i.upper(),
+                base_model=i,
+                effort=None,
+                provider="test",
+                runs=[
+                    CandidateRun(
+                        run=f"run-{i}",
+                        name=i,
+                        model_tag=i,
+                        org=None,
+                        scaffold=None,
+                        date=None,
+                        headline_resolved=None,
+                    )
+                ],
+            )
+            for i in ids
+        ],
+        excluded=[],
+        sources=[],
+        command="test",
+        runs=[f"run-{i}" for i in ids],
+        tasks=[
+            CandidateTask(
+                instance_id=t.instance_id,
+                repo=t.repo,
+                difficulty=t.difficulty,
+                problem_statement=t.problem_statement,
+                resolved=[models[i][k][0] for i in ids],
+                cost=[models[i][k][1] for i in ids],
+            )
+            for k, t in enumerate(base.tasks)
+        ],
+    )

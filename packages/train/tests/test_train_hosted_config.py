@@ -53,8 +53,7 @@ def test_rendering_is_deterministic_and_round_trips(tmp_path: Path) -> None:
     first = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     write_shipped(tmp_path)
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == first
-    # ...and no temp files left behind
-    assert sorted(first) == ["agentic-full.toml", "agentic-smoke.toml", "full.toml", "smoke.toml"]
+    assert sorted(first) == sorted(f"{name}.toml" for name in PRESET_NAMES)  # and no temp files left behind
 
 
 def test_full_preset_maps_the_recipe() -> None:

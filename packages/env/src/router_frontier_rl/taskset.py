@@ -20,6 +20,7 @@ from verifiers.v1.harnesses.bash import BashHarness, BashHarnessConfig
 from verifiers.v1.harnesses.null import NullHarness
 from verifiers.v1.runtimes import ProgramResult
 
+from router_frontier_rl.any_pool import AnyPoolSpec, any_pool_episodes
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.capabilities import summarize
 from router_frontier_rl.prompt import agentic_system_prompt, messages, system_prompt
@@ -36,6 +37,8 @@ from router_frontier_rl.repo_checkout import base_commits, check_out, find_check
 from router_frontier_rl.rewards import DEFAULT_WEIGHTS, REWARD_NAMES, RouteScores, score_completion
 from router_frontier_rl.split import SplitName, check_upsample, select_tasks
 from router_frontier_rl.swebench_image import WORKDIR, swebench_image
+from router_oracle.candidates import BUNDLED_CANDIDATES
+from router_oracle.derive import CandidateIndex
 from router_oracle.table import OracleTable, TaskRecord, load_table
 
 
@@ -198,6 +201,19 @@ class RouterConfig(vf.TasksetConfig):
         self.task.rewards["exploration_cost"] = spec.model_copy(update={"weight": self.exploration_cost})
         return self
 
+    # Any-pool mode (all unset: the fixed pool of `table_path`, exactly as before). See `any_pool.py`.
+    pool_size: int | None = Field(default=None, ge=2)
+    """Serve each task with its own pool of this many models, drawn from the candidates table; the
+    tasks and their split stay those of `table_path`. Unset: the table's fixed pool."""
+    candidates_path: Path | None = None
+    """Candidates table the pools are drawn from (a `router-oracle candidates` output); unset: the
+    bundled one (38 models of the leaderboard). Needs `pool_size`."""
+    pool_seed: int = 0
+    """Seed of the per-task pool draws. Needs `pool_size`."""
+    held_out_models: list[str] = Field(default_factory=list)
+    """Candidate model ids never drawn for train tasks; every eval-split pool holds at least one of
+    them (their capability summary, like every model's, comes from the train split). Needs `pool_size`."""
+
     @model_validator(mode="after")
     def _apply_weights(self) -> Self:
         if len(self.weights) != len(REWARD_NAMES) or not all(math.isfinite(w) for w in self.weights):
@@ -209,6 +225,27 @@ class RouterConfig(vf.TasksetConfig):
         for name, weight in zip(REWARD_NAMES, self.weights, strict=True):
             spec = self.task.rewards.get(name) or vf.RewardFunctionConfig()
             self.task.rewards[name] = spec.model_copy(update={"weight": weight})
+        return self
+
+    @model_validator(mode="after")
+    def _any_pool_args(self) -> Self:
+        if self.pool_size is None:
+            given = [
+                name
+                for name, value in (
+                    ("candidates_path", self.candidates_path),
+                    ("pool_seed", self.pool_seed),
+                    ("held_out_models", self.held_out_models),
+                )
+                if value
+            ]
+            if given:
+                raise ValueError(f"{', '.join(given)} only apply with pool_size (any-pool mode)")
+        elif self.upsample:
+            # Labels depend on each task's drawn pool, so there is no fixed label mix to balance.
+            raise ValueError("upsample does not apply with pool_size: oracle labels vary with the pool")
+        elif self.repo_access:
+            raise ValueError("repo_access and pool_size are not combined yet: use one or the other")
         return self
 
 
@@ -313,6 +350,9 @@ class RouterTaskset(vf.Taskset[RouteTask, RouterConfig]):
     def load(self) -> Iterator[RouteTask]:
         cfg = self.config
         table = self.table()
+        if cfg.pool_size is not None:
+            yield from self._load_any_pool(table, cfg.pool_size)
+            return
         valid_ids = table.pool.ids
         train = select_tasks(table, "train", cfg.eval_fraction, cfg.split_seed)
         summary = summarize(train, table.pool)
@@ -337,4 +377,23 @@ class RouterTaskset(vf.Taskset[RouteTask, RouterConfig]):
                 **agentic(t),
             )
             seen[t.instance_id] += 1
+            yield RouteTask(data, cfg.task)
+
+    def _load_any_pool(self, table: OracleTable, pool_size: int) -> Iterator[RouteTask]:
+        """Any-pool mode: each task of `table`'s split with a pool drawn from the candidates table."""
+        cfg = self.config
+        index = CandidateIndex.load(str(cfg.candidates_path or BUNDLED_CANDIDATES))
+        spec = AnyPoolSpec(pool_size, cfg.pool_seed, tuple(cfg.held_out_models))
+        for ep in any_pool_episodes(
+            index, table, spec, cfg.split, cfg.eval_fraction, cfg.split_seed, cfg.max_tasks
+        ):
+            t = ep.record
+            data = RouteData(
+                id=t.instance_id,
+                prompt=messages(t, _examples(ep.train_records, cfg.few_shot)(t) if cfg.few_shot else []),
+                system_prompt=system_prompt(ep.summary),
+                record=t,
+                valid_ids=ep.pool.ids,
+                split=cfg.split,
+            )
             yield RouteTask(data, cfg.task)

@@ -4,6 +4,9 @@ Import from the submodules (this file imports nothing, so `router_oracle.table` 
 - `build.build_table(...)`, `build.build_default_table()`  -> `table.OracleTable`
 - `table`: the schema, `load_table / loads_table / write_table / dumps_table`
 - `tie_rule.pick_oracle / pick_for_task`: the one definition of the oracle rule
+- `candidates`: the candidates table (every usable leaderboard run per task, grouped into models by
+  `leaderboard_models`), `candidates_build.build_candidates(...)`; `derive.CandidateIndex` /
+  `derive.derive_table(candidates, model_ids)`: the oracle table of any subset pool
 - `data_files.tasks_path() / leaderboard_path() / pool_path(name)`: bundled data
 - `stats.compute_stats / format_stats`; CLI `router_oracle.cli:main` (`router-oracle`)
 - `frontier`: the best random mix of single models (the yardstick of every router and of the oracle)

@@ -12,7 +12,7 @@ import os
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from router_oracle.data_files import display_path, leaderboard_path, tasks_path
 from router_oracle.errors import OracleInputError
@@ -73,15 +73,54 @@ def canonical_command(
     return shlex.join(parts)
 
 
-def _outcome(runs: Sequence[str], merged: dict[str, dict[str, Cell]], task_id: str) -> ModelOutcome:
-    outcomes = [
-        RunOutcome(run=run, resolved=merged[run][task_id].resolved, cost=merged[run][task_id].cost)
-        for run in runs
-    ]
+def model_outcome(outcomes: Sequence[RunOutcome]) -> ModelOutcome:
+    """A model's outcome on one task from its rollouts there: the resolved share and the mean cost.
+
+    The one aggregation of runs: tables built from sources and tables derived from a candidates table
+    (`router_oracle.derive`) both call it."""
     return ModelOutcome(
         resolve_rate=sum(o.resolved for o in outcomes) / len(outcomes),
         cost=math.fsum(o.cost for o in outcomes) / len(outcomes),
-        runs=outcomes,
+        runs=list(outcomes),
+    )
+
+
+def _outcome(runs: Sequence[str], merged: dict[str, dict[str, Cell]], task_id: str) -> ModelOutcome:
+    return model_outcome(
+        [
+            RunOutcome(run=run, resolved=merged[run][task_id].resolved, cost=merged[run][task_id].cost)
+            for run in runs
+        ]
+    )
+
+
+class TaskFields(Protocol):
+    """What a table row copies from a task (a task file row or a candidates table's task)."""
+
+    @property
+    def instance_id(self) -> str: ...
+    @property
+    def repo(self) -> str: ...
+    @property
+    def difficulty(self) -> str | None: ...
+    @property
+    def problem_statement(self) -> str: ...
+
+
+def task_record(
+    task: TaskFields, pool: Pool, rule: OracleRule, per_model: dict[str, ModelOutcome]
+) -> TaskRecord:
+    """One table row: the task as the router sees it, the pool's outcomes and the rule's pick."""
+    pick = pick_for_task(pool, rule, per_model)
+    return TaskRecord(
+        instance_id=task.instance_id,
+        repo=task.repo,
+        difficulty=task.difficulty,
+        problem_statement=task.problem_statement,
+        per_model=per_model,
+        oracle=pick.oracle,
+        best=pick.best,
+        all_failed=pick.all_failed,
     )
 
 
@@ -128,22 +167,12 @@ def build_table(
     loaded += [read_long_table(p) for p in long_tables]
     task_ids = [t.instance_id for t in task_rows]
     merged = merge_sources(loaded, pool_obj, task_ids)
-    records = []
-    for t in task_rows:
-        per_model = {m.id: _outcome(m.runs, merged, t.instance_id) for m in pool_obj.models}
-        pick = pick_for_task(pool_obj, rule, per_model)
-        records.append(
-            TaskRecord(
-                instance_id=t.instance_id,
-                repo=t.repo,
-                difficulty=t.difficulty,
-                problem_statement=t.problem_statement,
-                per_model=per_model,
-                oracle=pick.oracle,
-                best=pick.best,
-                all_failed=pick.all_failed,
-            )
+    records = [
+        task_record(
+            t, pool_obj, rule, {m.id: _outcome(m.runs, merged, t.instance_id) for m in pool_obj.models}
         )
+        for t in task_rows
+    ]
     command = canonical_command(
         pool_spec,
         leaderboards=leaderboards,

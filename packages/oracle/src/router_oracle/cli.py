@@ -1,9 +1,12 @@
-"""`router-oracle`: build an oracle table, or summarise one.
+"""`router-oracle`: build an oracle table, or summarise one; build a candidates table, derive any pool.
 
     router-oracle build --pool default|PATH [--leaderboard F|bundled ...]
         [--harness-report F --run RUN ...] [--trajectories DIR --run RUN ...] [--long-table F ...]
         [--tasks F] [--tie-cost measured|price] -o table.json
+    router-oracle build --from-candidates bundled|F --models ID,ID,... [--pool-name NAME] -o table.json
     router-oracle stats table.json [--json]
+    router-oracle candidates [--leaderboard F|bundled ...] [--tasks F] -o candidates.json
+    router-oracle models [--candidates bundled|F]
 
 Exit status: 0 ok, 2 bad input (message on stderr, no output file written).
 """
@@ -16,10 +19,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from router_oracle.build import BUNDLED, build_table
+from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.errors import OracleInputError
 from router_oracle.noise import METHOD
 from router_oracle.stats import compute_stats, format_stats, stats_json
-from router_oracle.table import TableError, load_table
+from router_oracle.table import TableError, load_table, write_table
 
 
 class _RunSource(argparse.Action):
@@ -49,8 +53,17 @@ class _Run(argparse.Action):
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="router-oracle", description="Build and inspect oracle tables.")
     sub = parser.add_subparsers(dest="command", required=True)
-    b = sub.add_parser("build", help="build an oracle table from results")
-    b.add_argument("--pool", default="default", help="bundled pool name (default, multi_run) or a TOML path")
+    b = sub.add_parser(
+        "build",
+        help="build an oracle table from results, or derive one from a candidates table",
+        description="Build an oracle table from result sources for a pool file, or (--from-candidates) "
+        "derive the table of any subset pool from a candidates table: the same rule, the same numbers.",
+    )
+    b.add_argument(
+        "--pool",
+        default=None,
+        help="bundled pool name (default, multi_run) or a TOML path (default: default)",
+    )
     b.add_argument(
         "--leaderboard",
         action="append",
@@ -66,8 +79,49 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--tasks", default=None, metavar="F", help="task JSONL[.gz] (default: bundled)")
     b.add_argument("--tie-cost", choices=["measured", "price"], default="measured")
     b.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars on stderr")
+    b.add_argument(
+        "--from-candidates",
+        default=None,
+        metavar="F",
+        help=f"derive the table from a candidates table ('{BUNDLED_CANDIDATES}' = the bundled one) instead "
+        "of result sources; needs --models",
+    )
+    b.add_argument(
+        "--models",
+        default=None,
+        metavar="ID,ID,...",
+        help="with --from-candidates: the pool's candidate model ids, in pool order "
+        "(`router-oracle models` lists them)",
+    )
+    b.add_argument(
+        "--pool-name", default=None, help="with --from-candidates: the pool's name (default: subset)"
+    )
     b.add_argument("-o", "--output", required=True, help="table JSON to write")
     b.set_defaults(run_sources=[])
+    c = sub.add_parser(
+        "candidates",
+        help="build a candidates table: every usable leaderboard run per task, grouped into models",
+        description="Group a leaderboard's runs into candidate models (same base model and reasoning "
+        "effort; see router_oracle/leaderboard_models.py), leave out runs without full or with broken "
+        "per-task data (recorded with the reason), and write every run's outcome on every task. "
+        "`router-oracle build --from-candidates F --models ...` derives any subset pool's oracle table.",
+    )
+    c.add_argument(
+        "--leaderboard",
+        action="append",
+        default=None,
+        metavar="F",
+        help=f"swe-bench.com leaderboard JSON[.gz] ('{BUNDLED}' = the bundled one, the default)",
+    )
+    c.add_argument("--tasks", default=None, metavar="F", help="task JSONL[.gz] (default: bundled)")
+    c.add_argument("-o", "--output", required=True, help="candidates JSON to write")
+    m = sub.add_parser("models", help="list the candidate models of a candidates table")
+    m.add_argument(
+        "--candidates",
+        default=BUNDLED_CANDIDATES,
+        metavar="F",
+        help=f"candidates table ('{BUNDLED_CANDIDATES}' = the bundled one, the default)",
+    )
     s = sub.add_parser(
         "stats",
         help="summarise an oracle table, with the part of its headroom rollout noise alone would give",
@@ -82,12 +136,47 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _derive(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from router_oracle.derive import DEFAULT_POOL_NAME, CandidateIndex
+
+    given = [
+        flag
+        for flag, value in (
+            ("--pool", args.pool),
+            ("--leaderboard", args.leaderboard),
+            ("--harness-report/--trajectories", args.run_sources),
+            ("--long-table", args.long_table),
+            ("--tasks", args.tasks),
+        )
+        if value
+    ]
+    if given or args.tie_cost != "measured":
+        parser.error(
+            f"--from-candidates takes its results from the candidates table; drop {given or '--tie-cost'}"
+        )
+    if not args.models:
+        parser.error("--from-candidates needs --models ID,ID,...")
+    ids = [i.strip() for i in args.models.split(",") if i.strip()]
+    table = CandidateIndex.load(args.from_candidates).table(
+        ids, pool_name=args.pool_name or DEFAULT_POOL_NAME, output=args.output
+    )
+    write_table(table, args.output)
+    print(
+        f"wrote {args.output}: {len(table.tasks)} tasks, pool {table.pool.name} ({', '.join(table.pool.ids)})"
+    )
+    return 0
+
+
 def _build(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if args.from_candidates is not None:
+        return _derive(args, parser)
+    if args.models is not None or args.pool_name is not None:
+        parser.error("--models and --pool-name go with --from-candidates")
     for opt, path, run in args.run_sources:
         if run is None:
             parser.error(f"{opt} {path} needs a --run RUN")
     table = build_table(
-        args.pool,
+        args.pool or "default",
         leaderboards=args.leaderboard,
         harness_reports=[(p, r) for o, p, r in args.run_sources if o == "--harness-report"],
         trajectories=[(p, r) for o, p, r in args.run_sources if o == "--trajectories"],
@@ -109,11 +198,38 @@ def _stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _candidates(args: argparse.Namespace) -> int:
+    from router_oracle.candidates_build import build_candidates
+
+    table = build_candidates(args.leaderboard or [BUNDLED], tasks=args.tasks, output=args.output)
+    print(
+        f"wrote {args.output}: {len(table.models)} models from {len(table.runs)} runs, "
+        f"{len(table.tasks)} tasks; {len(table.excluded)} runs left out"
+    )
+    for x in table.excluded:
+        print(f"  left out {x.run}: {x.reason}")
+    return 0
+
+
+def _models(args: argparse.Namespace) -> int:
+    from router_oracle.candidates import load_candidates
+    from router_oracle.stats import format_models
+
+    sys.stdout.write(format_models(load_candidates(args.candidates)))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        return _build(args, parser) if args.command == "build" else _stats(args)
+        if args.command == "build":
+            return _build(args, parser)
+        if args.command == "candidates":
+            return _candidates(args)
+        if args.command == "models":
+            return _models(args)
+        return _stats(args)
     except (OracleInputError, TableError) as exc:
         print(f"router-oracle: error: {exc}", file=sys.stderr)
         return 2

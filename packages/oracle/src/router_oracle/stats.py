@@ -12,6 +12,7 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
+from router_oracle.candidates import CandidatesTable
 from router_oracle.errors import OracleInputError
 from router_oracle.noise import NoiseEstimate, estimate_noise, headroom_sentence
 from router_oracle.table import OracleTable
@@ -203,3 +204,26 @@ def format_noise(est: NoiseEstimate) -> list[str]:
         f"{lo.noise_points:.1f} ({hi.noise_points:.1f}) points of luck",
     ]
     return lines
+
+
+def format_models(candidates: CandidatesTable) -> str:
+    """The candidate models of a candidates table, one line each (what `router-oracle models` prints):
+    id, runs, resolve rate and total cost over all tasks (as an oracle table of that model would say)."""
+    from router_oracle.derive import CandidateIndex
+
+    index = CandidateIndex(candidates)
+    n = len(candidates.tasks)
+    lines = [
+        f"{len(candidates.models)} candidate models from {len(candidates.runs)} runs, {n} tasks "
+        f"({len(candidates.excluded)} leaderboard runs left out)",
+        "",
+        f"{'model id':32s} {'runs':>4s} {'resolved':>8s} {'total cost $':>12s}  {'provider':14s} name",
+    ]
+    for m in candidates.models:
+        outcomes = index.outcomes(m.id).values()
+        rate = math.fsum(o.resolve_rate for o in outcomes) / n
+        cost = math.fsum(o.cost for o in outcomes)
+        lines.append(
+            f"{m.id:32s} {len(m.runs):4d} {rate:8.1%} {cost:12.2f}  {m.provider or '-':14s} {m.name}"
+        )
+    return "\n".join(lines) + "\n"

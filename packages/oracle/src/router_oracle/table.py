@@ -102,8 +102,8 @@ class SourceFile(_Strict):
 
     path: str
     """File name as given on the command line (relative paths kept relative)."""
-    kind: Literal["leaderboard", "harness_report", "trajectories", "long_table", "tasks"]
-    """Which importer read it."""
+    kind: Literal["leaderboard", "harness_report", "trajectories", "long_table", "tasks", "candidates"]
+    """Which importer read it (`candidates`: the candidates table a subset pool's table was derived from)."""
     sha256: str
     """Hex sha256 of the file's bytes."""
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
 
 from router_oracle.data_files import display_path
 from router_oracle.errors import OracleInputError
@@ -64,3 +66,75 @@ def read_leaderboard(path: str | os.PathLike[str], *, runs: Collection[str] | No
                 )
             )
     return LoadedSource(SourceFile(path=display_path(path), kind="leaderboard", sha256=digest), rows, name)
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderboardEntry:
+    """What one leaderboard entry says about its run, besides the per-task rows."""
+
+    run: str
+    """The entry's `folder` (run id)."""
+    name: str
+    """The entry's display `name` as published (e.g. `GPT-5.2 (2025-12-11) (high reasoning)`); the
+    run id when the entry has none."""
+    tags: tuple[str, ...]
+    """The entry's `tags` (e.g. `Model: gpt-5.2-2025-12-11`, `Org: OpenAI`)."""
+    scaffold: str | None
+    """The `mini-swe-agent_version` the run used, if given."""
+    date: str | None
+    """The entry's `date`, if given."""
+    headline_resolved: float | None
+    """The entry's headline `resolved` percentage, if given."""
+    resolved_count: int | None
+    """How many tasks the per-task flags mark resolved; None without `per_instance_details`."""
+    task_ids: frozenset[str] | None
+    """Tasks the per-task data covers; None without `per_instance_details`."""
+
+    def tag(self, key: str) -> str | None:
+        """The value of the first `KEY: value` tag (e.g. `tag("Model")`), or None."""
+        prefix = f"{key}:"
+        for t in self.tags:
+            if t.startswith(prefix):
+                return t[len(prefix) :].strip() or None
+        return None
+
+
+def _optional_str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def read_leaderboard_entries(path: str | os.PathLike[str]) -> list[LeaderboardEntry]:
+    """Every entry's metadata, in file order (values are checked by `read_leaderboard`, not here)."""
+    name = str(path)
+    text, _ = read_source(path)
+    doc = parse_json(text, name)
+    results = doc.get("results") if isinstance(doc, dict) else None
+    if not isinstance(results, list):
+        raise OracleInputError(f"{name}: not a leaderboard: expected an object with a `results` list")
+    entries = []
+    for i, entry in enumerate(results):
+        where = f"{name}: results[{i}]"
+        if not isinstance(entry, dict):
+            raise OracleInputError(f"{where}: expected an object, got {type(entry).__name__}")
+        run = check_id(entry.get("folder"), where, "`folder` (run id)")
+        raw = entry.get("per_instance_details")
+        details: dict[str, Any] | None = raw if isinstance(raw, dict) else None
+        tags = entry.get("tags")
+        headline = entry.get("resolved")
+        entries.append(
+            LeaderboardEntry(
+                run=run,
+                name=_optional_str(entry.get("name")) or run,
+                tags=tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else (),
+                scaffold=_optional_str(entry.get("mini-swe-agent_version")),
+                date=_optional_str(entry.get("date")),
+                headline_resolved=float(headline)
+                if isinstance(headline, int | float) and not isinstance(headline, bool)
+                else None,
+                resolved_count=None
+                if details is None
+                else sum(isinstance(d, dict) and d.get("resolved") is True for d in details.values()),
+                task_ids=None if details is None else frozenset(details),
+            )
+        )
+    return entries

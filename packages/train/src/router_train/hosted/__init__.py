@@ -1,6 +1,7 @@
 """Hosted training on Prime (prime-rl): typed configs, the shipped presets, staging and launch.
 
-`router-train config smoke|full` renders a preset; `router-train launch smoke|full` runs it.
+`router-train config PRESET` renders a preset (`smoke`, `full`, and their any-pool versions `anypool-smoke`,
+`anypool`); `router-train launch PRESET` runs it.
 The recipe mapping and its deviations are documented in `router_train.hosted.presets`.
 """
 

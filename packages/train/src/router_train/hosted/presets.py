@@ -21,6 +21,11 @@ Reference: Applied Compute, "Training an Agentic Router for Optimal Cost-Perform
 - env router-frontier-rl       -> [[orchestrator.train.source]] env.taskset {id, split = "train",
                                   upsample = true}, verifiers' null (plain chat) harness
 
+Any-pool presets (`anypool-smoke`, `anypool`): the same recipe and scale as `smoke` / `full`, with the env
+in any-pool mode (`pool_size`, `pool_seed`, `held_out_models`: each task gets its own pool drawn from the
+bundled candidates table; held-out models appear only in eval pools) and no upsampling (labels depend
+on the drawn pool, so there is no fixed label mix to balance).
+
 Deviations (no field, or a different one), also listed in the README:
 
 1. Clipping: prime-rl has no PPO ratio clip. Its default loss (DPPO-Binary-TV) drops the gradient of a
@@ -79,8 +84,15 @@ from router_train.hosted.rl_config import (
     VfEnvConfig,
 )
 
-PresetName = Literal["smoke", "full", "agentic-smoke", "agentic-full"]
-PRESET_NAMES: tuple[PresetName, ...] = ("smoke", "full", "agentic-smoke", "agentic-full")
+PresetName = Literal["smoke", "full", "agentic-smoke", "agentic-full", "anypool-smoke", "anypool"]
+PRESET_NAMES: tuple[PresetName, ...] = (
+    "smoke",
+    "full",
+    "agentic-smoke",
+    "agentic-full",
+    "anypool-smoke",
+    "anypool",
+)
 
 ENV_ID = "router-frontier-rl"
 """The environment's id: its distribution name, which verifiers maps to module `router_frontier_rl`."""
@@ -128,6 +140,25 @@ class Recipe(BaseModel):
 RECIPE = Recipe()
 
 
+class AnyPoolArgs(BaseModel):
+    """The env's any-pool arguments a preset sets (RouterConfig.pool_size, pool_seed, held_out_models)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pool_size: int = Field(ge=2)
+    """Models per task's drawn pool."""
+    pool_seed: int = 0
+    """Seed of the pool draws (train and eval sources share it)."""
+    held_out_models: list[str]
+    """Candidate models never in a training pool; every eval pool holds one of them."""
+
+
+ANY_POOL = AnyPoolArgs(pool_size=3, held_out_models=["gemini-3-flash-preview-high", "minimax-m2.5-high"])
+"""Pools of three, like the default pool; held out: two recent frontier models of providers whose other
+models stay in training (each resolves 75.8% of the tasks, MiniMax M2.5 at a fifth of Gemini 3 Flash's
+cost), so the eval split asks whether the router reads a new model's capability row."""
+
+
 class PresetSpec(BaseModel):
     """What distinguishes one preset: scale and run logistics (the recipe is shared)."""
 
@@ -156,6 +187,9 @@ class PresetSpec(BaseModel):
     turn_budget: int | None = Field(default=None, ge=1)
     """Agentic presets: the env's `turn_budget` (model turns per episode, the answer included); None: the
     single-turn env on the issue text."""
+    any_pool: AnyPoolArgs | None = None
+    """Serve every task with its own pool drawn from the bundled candidates table (the env's any-pool
+    mode); None: the bundled fixed pool."""
 
     @model_validator(mode="after")
     def _fits_one_node(self) -> PresetSpec:
@@ -230,16 +264,51 @@ PRESETS: dict[PresetName, PresetSpec] = {
         checkpoint=True,
         turn_budget=10,
     ),
+    # Any-pool presets (issue 13): `smoke` / `full` with the env drawing a pool per task.
+    "anypool-smoke": PresetSpec(
+        name="anypool-smoke",
+        description="`smoke` with a pool drawn per task from the candidates: checks the any-pool pipeline",
+        model="Qwen/Qwen3-4B-Instruct-2507",
+        max_steps=5,
+        tasks_per_step=8,
+        max_completion_tokens=1024,
+        num_train_gpus=1,
+        num_infer_gpus=1,
+        eval_interval=None,
+        checkpoint=False,
+        any_pool=ANY_POOL,
+    ),
+    "anypool": PresetSpec(
+        name="anypool",
+        description="the reference recipe on pools drawn per task; eval pools hold models never trained with",
+        model="Qwen/Qwen3.6-35B-A3B",
+        max_steps=100,
+        tasks_per_step=RECIPE.tasks_per_step,
+        max_completion_tokens=RECIPE.max_tokens,
+        num_train_gpus=4,
+        num_infer_gpus=4,
+        eval_interval=10,
+        checkpoint=True,
+        any_pool=ANY_POOL,
+    ),
 }
 
 
-def _env(split: Literal["train", "eval"], *, upsample: bool, turn_budget: int | None = None) -> VfEnvConfig:
+def _env(
+    split: Literal["train", "eval"],
+    *,
+    upsample: bool,
+    turn_budget: int | None = None,
+    any_pool: AnyPoolArgs | None = None,
+) -> VfEnvConfig:
+    pools = {} if any_pool is None else any_pool.model_dump()
     taskset = TasksetArgs(
         id=ENV_ID,
         split=split,
         eval_fraction=SPLIT_EVAL_FRACTION,
         split_seed=SPLIT_SEED,
         upsample=upsample,
+        **pools,
     )
     if turn_budget is None:
         # The router answers in one chat turn: verifiers' null harness, no sandbox.
@@ -266,7 +335,8 @@ def build_config(spec: PresetSpec, recipe: Recipe = RECIPE) -> RLConfig:
             ),
             source=[
                 EvalSourceConfig(
-                    name=f"{ENV_ID}-eval", env=_env("eval", upsample=False, turn_budget=spec.turn_budget)
+                    name=f"{ENV_ID}-eval",
+                    env=_env("eval", upsample=False, turn_budget=spec.turn_budget, any_pool=spec.any_pool),
                 )
             ],
         )
@@ -286,8 +356,15 @@ def build_config(spec: PresetSpec, recipe: Recipe = RECIPE) -> RLConfig:
                     temperature=recipe.temperature, max_completion_tokens=spec.max_completion_tokens
                 ),
                 source=[
+                    # Any-pool labels depend on each task's pool: no fixed label mix to upsample.
                     TrainSourceConfig(
-                        name=ENV_ID, env=_env("train", upsample=True, turn_budget=spec.turn_budget)
+                        name=ENV_ID,
+                        env=_env(
+                            "train",
+                            upsample=spec.any_pool is None,
+                            turn_budget=spec.turn_budget,
+                            any_pool=spec.any_pool,
+                        ),
                     )
                 ],
             ),

@@ -44,6 +44,12 @@ class TasksetArgs(_Strict):
     """Agentic routing: read the task's repository before routing (RouterConfig.repo_access)."""
     turn_budget: int | None = Field(default=None, ge=1)
     """Agentic routing: model turns per episode, the answer included (RouterConfig.turn_budget)."""
+    pool_size: int | None = Field(default=None, ge=2)
+    """Any-pool mode: models per task's drawn pool (RouterConfig.pool_size)."""
+    pool_seed: int | None = None
+    """Any-pool mode: seed of the pool draws (RouterConfig.pool_seed)."""
+    held_out_models: list[str] | None = None
+    """Any-pool mode: models only eval pools show (RouterConfig.held_out_models)."""
 
 
 class HarnessConfig(_Strict):

@@ -1,0 +1,160 @@
+"""Checkpoint of the any-pool router: one JSON document (header, train tasks, weights), written atomically.
+
+Routing a new pool needs the pool's capability summary on the train tasks, so the checkpoint records
+the candidates table (label and sha256) and the train task ids; `load_any_pool_router` checks that the
+candidates table given is the same one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from router_oracle.atomic_file import write_text_atomic
+from router_oracle.derive import CandidateIndex
+from router_oracle.table import TaskRecord
+from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
+from router_train.anypool.model_features import MODEL_FEATURES
+from router_train.anypool.policy import AnyPoolPolicy, PoolView
+from router_train.local.config import FeatureConfig
+from router_train.local.features import FeatureState, feature_dim
+
+ANY_POOL_CHECKPOINT_VERSION = 1
+"""Bumped on any change an older reader would misinterpret (`AnyPoolCheckpoint.version`)."""
+
+
+class AnyPoolCheckpoint(BaseModel):
+    """A trained any-pool router: its weights, and the data its capability summaries come from."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["router-train-local-anypool"] = "router-train-local-anypool"
+    """Marks the file as an any-pool checkpoint."""
+    version: Literal[1] = 1
+    """Checkpoint format version."""
+    model_features: list[str]
+    """Names of the model features, in the order of the weight columns (`model_features.MODEL_FEATURES`)."""
+    features: FeatureConfig
+    """How tasks were featurised."""
+    feature_state: FeatureState
+    """What feature fitting learned from the train tasks (idf, vocabularies)."""
+    train: AnyPoolTrainConfig
+    """The run's training configuration, seed included."""
+    candidates: str
+    """The candidates table trained on: `bundled` or its path as given."""
+    candidates_sha256: str
+    """sha256 of that table's canonical text (`CandidateIndex.digest`)."""
+    train_task_ids: list[str]
+    """The tasks trained on; every capability summary, also for new pools, is computed on them."""
+    train_models: list[str]
+    """The models training pools were drawn from."""
+    held_out_models: list[str]
+    """Candidate models kept out of training (never in a training pool)."""
+    step: int
+    """GRPO steps taken."""
+    weights: list[list[float]]
+    """Task feature x model feature weights, one row per task feature."""
+    bias: list[float]
+    """Weight of each model feature independent of the task."""
+
+    @model_validator(mode="after")
+    def _shapes(self) -> AnyPoolCheckpoint:
+        if self.model_features != list(MODEL_FEATURES):
+            raise ValueError(f"model_features must be {list(MODEL_FEATURES)} (this version's columns)")
+        d, dim = len(self.model_features), feature_dim(self.features, self.feature_state)
+        if len(self.bias) != d or len(self.weights) != dim or any(len(r) != d for r in self.weights):
+            raise ValueError(f"weights must be {dim} x {d} and bias {d} long for these features")
+        return self
+
+
+def checkpoint_of(
+    policy: AnyPoolPolicy,
+    train: AnyPoolTrainConfig,
+    index: CandidateIndex,
+    train_task_ids: Sequence[str],
+    train_models: Sequence[str],
+    held_out_models: Sequence[str],
+) -> AnyPoolCheckpoint:
+    return AnyPoolCheckpoint(
+        model_features=list(MODEL_FEATURES),
+        features=policy.features,
+        feature_state=policy.feature_state,
+        train=train,
+        candidates=index.label,
+        candidates_sha256=index.digest(),
+        train_task_ids=list(train_task_ids),
+        train_models=list(train_models),
+        held_out_models=list(held_out_models),
+        step=train.steps,
+        weights=[[float(v) for v in row] for row in policy.weights],
+        bias=[float(v) for v in policy.bias],
+    )
+
+
+def dumps_checkpoint(ckpt: AnyPoolCheckpoint) -> str:
+    """Canonical JSON text (byte-stable for the same run)."""
+    return json.dumps(ckpt.model_dump(mode="json"), separators=(",", ":")) + "\n"
+
+
+def save_checkpoint(ckpt: AnyPoolCheckpoint, path: str | os.PathLike[str]) -> None:
+    write_text_atomic(Path(path), dumps_checkpoint(ckpt))
+
+
+def read_checkpoint(path: str | os.PathLike[str]) -> AnyPoolCheckpoint:
+    """Read and validate a checkpoint; errors name the file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise AnyPoolError(f"{path}: cannot read any-pool checkpoint: {exc.strerror}") from exc
+    try:
+        return AnyPoolCheckpoint.model_validate_json(text)
+    except ValidationError as exc:
+        raise AnyPoolError(
+            f"{path}: not a valid any-pool checkpoint (v{ANY_POOL_CHECKPOINT_VERSION}): {exc}"
+        ) from exc
+
+
+def policy_of(ckpt: AnyPoolCheckpoint) -> AnyPoolPolicy:
+    return AnyPoolPolicy(
+        features=ckpt.features,
+        feature_state=ckpt.feature_state,
+        weights=np.asarray(ckpt.weights, dtype=np.float64).reshape(-1, len(ckpt.model_features)),
+        bias=np.asarray(ckpt.bias, dtype=np.float64),
+    )
+
+
+class AnyPoolRouter:
+    """A policy bound to its candidates table and train tasks: routes any pool of candidate ids."""
+
+    def __init__(self, policy: AnyPoolPolicy, index: CandidateIndex, train_task_ids: Sequence[str]) -> None:
+        self.policy = policy
+        self.index = index
+        self.train_task_ids = list(train_task_ids)
+
+    def view(self, model_ids: Sequence[str]) -> PoolView:
+        """The pool `model_ids` with its capability summary on the train tasks."""
+        return PoolView.build(self.index, model_ids, self.train_task_ids)
+
+    def route(self, tasks: Sequence[TaskRecord], model_ids: Sequence[str]) -> list[str]:
+        """Greedy route of each task among `model_ids`."""
+        return self.policy.route(tasks, self.view(model_ids))
+
+
+def load_any_pool_router(path: str | os.PathLike[str], index: CandidateIndex | None = None) -> AnyPoolRouter:
+    """The router saved at `path`, over `index` (default: the candidates table it names), which must be
+    the table it was trained on (same sha256)."""
+    ckpt = read_checkpoint(path)
+    index = index or CandidateIndex.load(ckpt.candidates)
+    want, got = ckpt.candidates_sha256, index.digest()
+    if got != want:
+        raise AnyPoolError(
+            f"{path}: trained on candidates table {ckpt.candidates} (sha256 {want[:16]}...), "
+            f"but {index.label} has sha256 {got[:16]}..."
+        )
+    return AnyPoolRouter(policy_of(ckpt), index, ckpt.train_task_ids)

@@ -1,0 +1,96 @@
+"""The pool-agnostic router: a score per (task, model) pair, softmax over whatever pool is offered.
+
+    score(task, model) = m(model, pool, repo) . (x(task) @ W + b)
+
+x(task) are the local trainer's task features (hashed issue words, repository, length:
+`local.features`), m the model's capability-summary entries for that pool and the task's repository
+(`model_features`), so `W` holds the task x capability interactions ("this kind of issue needs a strong
+model") and `b` the task-independent preferences ("cheap, unless much weaker"). No weight belongs to a
+model id: any pool of any models with a capability summary can be routed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from router_frontier_rl.any_pool import pool_view
+from router_frontier_rl.capabilities import CapabilitySummary
+from router_oracle.derive import CandidateIndex
+from router_oracle.table import TaskRecord
+from router_train.anypool.model_features import MODEL_FEATURES, PoolFeatureCache
+from router_train.local.config import FeatureConfig
+from router_train.local.features import FeatureState, feature_dim, featurize
+
+
+@dataclass(frozen=True)
+class PoolView:
+    """A pool as the router sees it: its model ids and its capability summary on some train tasks."""
+
+    ids: list[str]
+    """The pool's model ids, in pool order (the order of every probability row)."""
+    summary: CapabilitySummary
+    """The pool's capability summary (`capabilities.summarize` on the train tasks)."""
+
+    @classmethod
+    def build(
+        cls, index: CandidateIndex, model_ids: Sequence[str], train_task_ids: Sequence[str]
+    ) -> PoolView:
+        """The view of candidate models `model_ids`, summarised on `train_task_ids` (train tasks only)."""
+        pool, _, summary = pool_view(index, model_ids, train_task_ids)
+        return cls(ids=pool.ids, summary=summary)
+
+    def features(self) -> PoolFeatureCache:
+        return PoolFeatureCache(self.summary)
+
+
+def masked_softmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Row-wise softmax over the True entries of `mask`; masked entries get probability 0."""
+    z = np.where(mask, logits, -np.inf)
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.where(mask, np.exp(z), 0.0)
+    out: np.ndarray = e / e.sum(axis=1, keepdims=True)
+    return out
+
+
+class AnyPoolPolicy:
+    """pi(model | task, pool) = softmax over the pool of m(model) . (x(task) @ weights + bias)."""
+
+    def __init__(
+        self, features: FeatureConfig, feature_state: FeatureState, weights: np.ndarray, bias: np.ndarray
+    ) -> None:
+        dim, d = feature_dim(features, feature_state), len(MODEL_FEATURES)
+        if weights.shape != (dim, d) or bias.shape != (d,):
+            raise ValueError(
+                f"policy shapes do not match: weights {weights.shape}, bias {bias.shape}, "
+                f"expected ({dim}, {d}) and ({d},)"
+            )
+        self.features = features
+        self.feature_state = feature_state
+        self.weights = weights
+        self.bias = bias
+
+    def featurize(self, tasks: Sequence[TaskRecord]) -> sp.csr_matrix:
+        """Task features (reads each task's repo and issue text only)."""
+        return featurize(self.features, self.feature_state, tasks)
+
+    def task_vectors(self, x: sp.csr_matrix) -> np.ndarray:
+        """x @ weights + bias: per task, the weight each model feature gets (tasks x MODEL_FEATURES)."""
+        out: np.ndarray = np.asarray(x @ self.weights) + self.bias
+        return out
+
+    def probabilities(self, tasks: Sequence[TaskRecord], view: PoolView) -> np.ndarray:
+        """Routing distribution over `view.ids`, shape (len(tasks), len(view.ids)); rows sum to 1."""
+        if not tasks:
+            return np.zeros((0, len(view.ids)))
+        u = self.task_vectors(self.featurize(tasks))
+        cache = view.features()
+        logits = np.stack([cache.matrix(t.repo) @ u[i] for i, t in enumerate(tasks)])
+        return masked_softmax(logits, np.ones_like(logits, dtype=bool))
+
+    def route(self, tasks: Sequence[TaskRecord], view: PoolView) -> list[str]:
+        """Greedy routes: the most probable model of the pool per task (ties: the earlier pool model)."""
+        return [view.ids[int(i)] for i in self.probabilities(tasks, view).argmax(axis=1)]

@@ -1,0 +1,227 @@
+"""`train_any_pool`: GRPO of the pool-agnostic router on explicit train tasks and models, in memory.
+
+The loop is the local trainer's, with its primitives (`local.grpo`: sampling, group-normalised
+advantages, AdamW, gradient clipping) and the env's own scoring (`score_completion` of the completion
+`<route>ID</route>` against the task's row under its pool). What is new is where pools come from:
+
+1. a bank of `pool_bank` pools is drawn from `model_ids` (`pool_draw.draw_pool`, sizes cycling through
+   `pool_sizes`); each pool's capability summary is computed on the train tasks (`any_pool.pool_view`);
+2. each step draws `tasks_per_step` train tasks (epoch by epoch) and gives each a random pool of the bank;
+3. per (task, pool) it samples `samples_per_task` routes, scores them, normalises rewards in the group
+   and takes one AdamW step on the policy gradient of the bilinear score (`policy.AnyPoolPolicy`).
+
+Nothing is written: the caller gets the policy and the per-step metrics (the lead's cross-validation
+trains one per fold); `run.run_any_pool` is the command-line run that writes files.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from tqdm import tqdm
+
+from router_frontier_rl.any_pool import pool_view
+from router_frontier_rl.pool_draw import draw_pool
+from router_frontier_rl.rewards import REWARD_NAMES, RouteScores, score_completion
+from router_frontier_rl.route_parser import format_route
+from router_oracle.derive import CandidateIndex
+from router_oracle.table import Pool, TaskRecord
+from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
+from router_train.anypool.model_features import MODEL_FEATURES, PoolFeatureCache
+from router_train.anypool.policy import AnyPoolPolicy, masked_softmax
+from router_train.local.features import feature_dim, featurize, fit_features
+from router_train.local.grpo import AdamW, clip_grad_norm, group_advantages, sample_actions
+from router_train.local.step_metrics import StepMetrics
+
+SCORE_FIELDS = len(REWARD_NAMES)
+
+
+@dataclass
+class _BankPool:
+    """One training pool: its ids, its features per repository, its scores per (task, model) lazily."""
+
+    pool: Pool
+    ids: list[str]
+    features: PoolFeatureCache
+    scores: dict[str, np.ndarray]
+    """task id -> (pool size, SCORE_FIELDS + 1): the env's five scores per model, then the weighted reward."""
+
+
+@dataclass(frozen=True)
+class AnyPoolTrainResult:
+    """What `train_any_pool` returns: the policy, and how training went."""
+
+    policy: AnyPoolPolicy
+    """The trained router."""
+    metrics: list[StepMetrics]
+    """One record per step (route_share is keyed by model id over all pools)."""
+    train_task_ids: list[str]
+    """The train tasks (GRPO tasks and the capability summaries' tasks), in the order given."""
+    model_ids: list[str]
+    """The models pools were drawn from."""
+    bank_seconds: float
+    """Wall time of drawing and summarising the pool bank."""
+    seconds_per_step: float
+    """Mean wall time of one GRPO step."""
+
+
+def task_records(index: CandidateIndex, task_ids: Sequence[str]) -> list[TaskRecord]:
+    """The tasks as rows (the features read only their repo and text; a one-model pool gives those)."""
+    return index.records(index.pool(index.model_ids[:1]), task_ids)
+
+
+def _batches(n: int, size: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """Endless task batches: each epoch a fresh permutation, batches may straddle two epochs."""
+    buf = np.empty(0, dtype=np.int64)
+    while True:
+        while len(buf) < size:
+            buf = np.concatenate([buf, rng.permutation(n)])
+        yield buf[:size]
+        buf = buf[size:]
+
+
+def _weighted(scores: RouteScores, weights: tuple[float, ...]) -> list[float]:
+    return [*(float(getattr(scores, n)) for n in REWARD_NAMES), scores.weighted(weights)]
+
+
+def _r(x: float) -> float:
+    return round(float(x), 6) + 0.0
+
+
+def _check(
+    index: CandidateIndex, train_task_ids: Sequence[str], model_ids: Sequence[str], cfg: AnyPoolTrainConfig
+) -> None:
+    if len(set(train_task_ids)) != len(train_task_ids) or not train_task_ids:
+        raise AnyPoolError("train_task_ids must be non-empty and unique")
+    if len(set(model_ids)) != len(model_ids):
+        raise AnyPoolError(f"model_ids lists a model twice: {list(model_ids)}")
+    index.pool(model_ids)  # unknown ids: a CandidatesError naming the table
+    for t in train_task_ids:
+        index.task(t)
+    if max(cfg.pool_sizes) > len(model_ids):
+        raise AnyPoolError(
+            f"pool_sizes {cfg.pool_sizes} need at least {max(cfg.pool_sizes)} models, got {len(model_ids)}"
+        )
+
+
+def train_any_pool(
+    index: CandidateIndex,
+    train_task_ids: Sequence[str],
+    model_ids: Sequence[str],
+    cfg: AnyPoolTrainConfig | None = None,
+    *,
+    progress: bool = False,
+    on_step: Callable[[StepMetrics], None] | None = None,
+) -> AnyPoolTrainResult:
+    """Train on `train_task_ids` with pools drawn from `model_ids`; capability summaries use the train
+    tasks only. Deterministic: the same inputs and `cfg.seed` give the same weights. `cfg` defaults to
+    `AnyPoolTrainConfig()`."""
+    cfg = cfg or AnyPoolTrainConfig()
+    _check(index, train_task_ids, model_ids, cfg)
+    weights_5 = tuple(float(getattr(cfg.reward, n)) for n in REWARD_NAMES)
+    train_ids = list(train_task_ids)
+    tasks = task_records(index, train_ids)
+    state = fit_features(cfg.features, tasks)
+    x_all = featurize(cfg.features, state, tasks)
+    repos = [t.repo for t in tasks]
+
+    t0 = time.perf_counter()
+    bank: list[_BankPool] = []
+    for i in range(cfg.pool_bank):
+        ids = draw_pool(
+            list(model_ids), cfg.pool_sizes[i % len(cfg.pool_sizes)], seed=cfg.seed, key=f"bank-{i}"
+        )
+        pool, _, summary = pool_view(index, ids, train_ids)
+        bank.append(_BankPool(pool, pool.ids, PoolFeatureCache(summary), {}))
+    bank_seconds = time.perf_counter() - t0
+
+    def scores(p: _BankPool, task_id: str) -> np.ndarray:
+        cached = p.scores.get(task_id)
+        if cached is None:
+            record = index.records(p.pool, [task_id])[0]
+            cached = np.asarray(
+                [_weighted(score_completion(record, format_route(m), p.ids), weights_5) for m in p.ids]
+            )
+            p.scores[task_id] = cached
+        return cached
+
+    dim, d = feature_dim(cfg.features, state), len(MODEL_FEATURES)
+    # Zero weights: every pool starts uniform, so the first samples explore every model.
+    policy = AnyPoolPolicy(cfg.features, state, np.zeros((dim, d)), np.zeros(d))
+    opt = AdamW((dim, d), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay)
+    rng = np.random.default_rng(cfg.seed)
+    batches = _batches(len(train_ids), cfg.tasks_per_step, rng)
+    k_max = max(cfg.pool_sizes)
+    metrics: list[StepMetrics] = []
+    step_times: list[float] = []
+    bar = tqdm(range(1, cfg.steps + 1), desc="router-train local-anypool", disable=None if progress else True)
+    for step in bar:
+        t1 = time.perf_counter()
+        idx = next(batches)
+        picks = rng.integers(len(bank), size=len(idx))
+        n = len(idx)
+        x: sp.csr_matrix = x_all[idx]
+        m = np.zeros((n, k_max, d))
+        mask = np.zeros((n, k_max), dtype=bool)
+        table = np.zeros((n, k_max, SCORE_FIELDS + 1))
+        for r, (ti, pi) in enumerate(zip(idx, picks, strict=True)):
+            p = bank[int(pi)]
+            k = len(p.ids)
+            m[r, :k] = p.features.matrix(repos[int(ti)])
+            mask[r, :k] = True
+            table[r, :k] = scores(p, train_ids[int(ti)])
+        u = policy.task_vectors(x)
+        probs = masked_softmax(np.einsum("nkd,nd->nk", m, u), mask)
+        # A draw can only land past a pool's last model by float rounding of the cdf: clamp it back.
+        actions = np.minimum(
+            sample_actions(probs, cfg.samples_per_task, rng), mask.sum(axis=1, keepdims=True) - 1
+        )
+        got = np.take_along_axis(table, actions[:, :, None], axis=1)  # (n, samples, fields)
+        rewards = got[:, :, SCORE_FIELDS]
+        adv = group_advantages(rewards, cfg.adv_eps)
+        # d loss / d score, as local.grpo.policy_gradient: -(onehot(a) A - sum(A) pi) / (n samples)
+        onehot_adv = np.zeros((n, k_max))
+        np.add.at(onehot_adv, (np.repeat(np.arange(n), cfg.samples_per_task), actions.ravel()), adv.ravel())
+        g_scores = -(onehot_adv - adv.sum(axis=1, keepdims=True) * probs) / (n * cfg.samples_per_task)
+        g_u = np.einsum("nk,nkd->nd", g_scores, m)
+        grad_w = np.asarray(x.T @ g_u)
+        grad_b = g_u.sum(axis=0)
+        grad_norm = clip_grad_norm(grad_w, grad_b, cfg.max_grad_norm)
+        opt.step(policy.weights, policy.bias, grad_w, grad_b)
+        step_times.append(time.perf_counter() - t1)
+
+        share: dict[str, float] = {}
+        for r, pi in enumerate(picks):
+            for a in actions[r]:
+                mid = bank[int(pi)].ids[int(a)]
+                share[mid] = share.get(mid, 0.0) + 1.0 / actions.size
+        entropy = float(-(probs * np.log(np.clip(probs, 1e-12, None))).sum(axis=1).mean())
+        record = StepMetrics(
+            step=step,
+            reward=_r(rewards.mean()),
+            routed_reward=_r(got[:, :, 0].mean()),
+            chose_oracle=_r(got[:, :, 1].mean()),
+            resolved_if_chosen=_r(got[:, :, 3].mean()),
+            cost_if_chosen=_r(got[:, :, 4].mean()),
+            entropy=_r(entropy),
+            groups_with_signal=_r(float((rewards.std(axis=1) > 0).mean())),
+            grad_norm=_r(grad_norm),
+            route_share={k: _r(v) for k, v in sorted(share.items())},
+        )
+        metrics.append(record)
+        if on_step is not None:
+            on_step(record)
+        bar.set_postfix(reward=f"{record.reward:.3f}", entropy=f"{entropy:.3f}", refresh=False)
+    bar.close()
+    return AnyPoolTrainResult(
+        policy=policy,
+        metrics=metrics,
+        train_task_ids=train_ids,
+        model_ids=list(model_ids),
+        bank_seconds=bank_seconds,
+        seconds_per_step=sum(step_times) / len(step_times),
+    )
