@@ -1,11 +1,12 @@
 """`router-oracle`: build an oracle table, or summarise one.
 
     router-oracle build --pool default|PATH [--leaderboard F|bundled ...]
-        [--harness-report F --run RUN ...] [--trajectories DIR --run RUN ...] [--long-table F ...]
+        [--harness-report F [--run RUN] ...] [--trajectories DIR [--run RUN] ...] [--long-table F ...]
         [--tasks F] [--tie-cost measured|price] -o table.json
     router-oracle stats table.json [--json]
 
-Exit status: 0 ok, 2 bad input (message on stderr, no output file written).
+Exit status: 0 ok, 2 bad input (one line on stderr naming the file and the problem, no output file
+written), 130 interrupted (Ctrl-C; no output file written).
 """
 
 from __future__ import annotations
@@ -15,22 +16,23 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from router_oracle.atomic_file import OutputPathError
 from router_oracle.build import BUNDLED, build_table
 from router_oracle.errors import OracleInputError
 from router_oracle.stats import compute_stats, format_stats, stats_json
 from router_oracle.table import TableError, load_table
 
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
 
 class _RunSource(argparse.Action):
-    """`--harness-report F` / `--trajectories DIR`: remembered in order, to be paired with `--run`."""
+    """`--harness-report F` / `--trajectories DIR`: remembered in order, each with the `--run` after it."""
 
     def __call__(
         self, parser: argparse.ArgumentParser, ns: argparse.Namespace, value: Any, opt: Any = None
     ) -> None:
-        pending = getattr(ns, "run_sources", None) or []
-        if pending and pending[-1][2] is None:
-            parser.error(f"{pending[-1][0]} {pending[-1][1]} needs a --run RUN before {opt}")
-        ns.run_sources = [*pending, [opt, value, None]]
+        ns.run_sources = [*(getattr(ns, "run_sources", None) or []), [opt, value, None]]
 
 
 class _Run(argparse.Action):
@@ -58,9 +60,24 @@ def _parser() -> argparse.ArgumentParser:
         help=f"swe-bench.com leaderboard JSON[.gz] ('{BUNDLED}' = the bundled one; the default when no "
         "other source is given)",
     )
-    b.add_argument("--harness-report", action=_RunSource, metavar="F", help="SWE-bench harness run report")
-    b.add_argument("--trajectories", action=_RunSource, metavar="DIR", help="mini-SWE-agent *.traj.json dir")
-    b.add_argument("--run", action=_Run, metavar="RUN", help="run id of the preceding report/trajectories")
+    b.add_argument(
+        "--harness-report",
+        action=_RunSource,
+        metavar="F",
+        help="SWE-bench harness run report; named <model>.<run>.json for a pool run, it needs no --run",
+    )
+    b.add_argument(
+        "--trajectories",
+        action=_RunSource,
+        metavar="DIR",
+        help="mini-SWE-agent *.traj.json dir; needs no --run when a --harness-report names its model",
+    )
+    b.add_argument(
+        "--run",
+        action=_Run,
+        metavar="RUN",
+        help="pool run of the preceding report/trajectories (checked against what the file says)",
+    )
     b.add_argument("--long-table", action="append", default=[], metavar="F", help="CSV/JSONL long table")
     b.add_argument("--tasks", default=None, metavar="F", help="task JSONL[.gz] (default: bundled)")
     b.add_argument("--tie-cost", choices=["measured", "price"], default="measured")
@@ -73,10 +90,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _build(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    for opt, path, run in args.run_sources:
-        if run is None:
-            parser.error(f"{opt} {path} needs a --run RUN")
+def _build(args: argparse.Namespace) -> int:
     table = build_table(
         args.pool,
         leaderboards=args.leaderboard,
@@ -104,13 +118,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        return _build(args, parser) if args.command == "build" else _stats(args)
-    except (OracleInputError, TableError) as exc:
+        return _build(args) if args.command == "build" else _stats(args)
+    except (OracleInputError, TableError, OutputPathError) as exc:
         print(f"router-oracle: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:  # e.g. an output directory that cannot be written
-        print(f"router-oracle: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
+    except OSError as exc:  # a file the command was pointed at cannot be used
+        reason = exc.strerror or str(exc)
+        print(f"router-oracle: error: {f'{exc.filename}: ' if exc.filename else ''}{reason}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("router-oracle: interrupted; no output written", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":
