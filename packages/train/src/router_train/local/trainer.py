@@ -9,7 +9,6 @@ rewards within each task's group, and takes one AdamW step on the policy gradien
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +22,7 @@ from router_frontier_rl.bundled import BUNDLED_TABLE, bundled_table_path
 from router_frontier_rl.rewards import REWARD_NAMES, RouteScores, score_completion
 from router_frontier_rl.route_parser import format_route
 from router_frontier_rl.split import select_tasks
-from router_oracle.atomic_file import write_text_atomic
+from router_oracle.atomic_file import output_directory, publish_directory
 from router_oracle.table import OracleTable, TaskRecord, load_table
 from router_train.local.checkpoint import checkpoint_of, save_checkpoint
 from router_train.local.config import LocalTrainConfig, LocalTrainError, RewardWeights
@@ -36,6 +35,8 @@ from router_train.local.step_metrics import StepMetrics
 CHECKPOINT_FILE = "checkpoint.json"
 METRICS_FILE = "metrics.jsonl"
 SUMMARY_FILE = "summary.json"
+OUTPUT_FILES = (CHECKPOINT_FILE, METRICS_FILE, SUMMARY_FILE, f".{METRICS_FILE}.partial")
+"""What a run writes into its output directory (the last: where older versions streamed metrics)."""
 
 
 class LocalTrainResult(BaseModel):
@@ -106,6 +107,7 @@ def _greedy_eval(
 def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainResult:
     """Train, write checkpoint / metrics / summary under `cfg.output_dir`, and return where they are."""
     start = time.perf_counter()
+    output_directory(cfg.output_dir)  # an unusable output path fails now, not after training
     table, table_name = _load(cfg)
     pool_ids = table.pool.ids
     try:
@@ -140,14 +142,12 @@ def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainRe
     texts = [format_route(m) for m in pool_ids]
 
     out = Path(cfg.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    metrics_path = out / METRICS_FILE
-    # Metrics stream to a hidden partial file (tail-able) and replace metrics.jsonl only when complete.
-    partial = out / f".{METRICS_FILE}.partial"
     eval_every = max(cfg.steps // 10, 1)
     step_times: list[float] = []
-    try:
-        with open(partial, "w", encoding="utf-8") as mfh:
+    # All three files are written into a fresh directory beside `out` (metrics stream there, tail-able)
+    # and swapped in together at the end: an interrupted or failed run leaves the previous run's files.
+    with publish_directory(out, owned=OUTPUT_FILES) as staged:
+        with open(staged / METRICS_FILE, "w", encoding="utf-8") as mfh:
             # disable=None: no bar when stderr is not a terminal (logs, CI), where every redraw is a line.
             bar = tqdm(
                 range(1, cfg.steps + 1),
@@ -199,19 +199,15 @@ def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainRe
                 mfh.flush()
                 bar.set_postfix(reward=f"{record.reward:.3f}", entropy=f"{entropy:.3f}", refresh=False)
             bar.close()
-        os.replace(partial, metrics_path)
-    finally:
-        partial.unlink(missing_ok=True)
-
-    checkpoint_path = out / CHECKPOINT_FILE
-    save_checkpoint(checkpoint_of(policy, cfg, table_name, cfg.steps), checkpoint_path)
-    summary = heldout_summary(eval_tasks, pool_ids, policy.route_from_features(x_eval))
-    summary_path = out / SUMMARY_FILE
-    write_text_atomic(summary_path, json.dumps(summary.model_dump(mode="json"), indent=1) + "\n")
+        save_checkpoint(checkpoint_of(policy, cfg, table_name, cfg.steps), staged / CHECKPOINT_FILE)
+        summary = heldout_summary(eval_tasks, pool_ids, policy.route_from_features(x_eval))
+        (staged / SUMMARY_FILE).write_text(
+            json.dumps(summary.model_dump(mode="json"), indent=1) + "\n", encoding="utf-8"
+        )
     return LocalTrainResult(
-        checkpoint_path=checkpoint_path,
-        metrics_path=metrics_path,
-        summary_path=summary_path,
+        checkpoint_path=out / CHECKPOINT_FILE,
+        metrics_path=out / METRICS_FILE,
+        summary_path=out / SUMMARY_FILE,
         summary=summary,
         steps=cfg.steps,
         train_tasks=len(train_tasks),
