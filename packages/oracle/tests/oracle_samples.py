@@ -33,9 +33,13 @@ def write_tasks(directory: Path, ids: Iterable[str]) -> Path:
     return path
 
 
-def write_trajectories(directory: Path, costs: Mapping[str, float]) -> Path:
-    """`directory/<id>/<id>.traj.json` per task id: the real `TRAJ` with that id and cost."""
+def write_trajectories(directory: Path, costs: Mapping[str, float], model: str | None = None) -> Path:
+    """`directory/<id>/<id>.traj.json` per task id: the real `TRAJ` with that id and cost (and, given
+    `model`, that `info.config.model.model_name` instead of the real run's `google/gemini-3-pro-preview`)."""
     template = json.loads(TRAJ.read_text())
+    if model is not None:
+        config = template["info"]["config"]
+        template["info"]["config"] = config | {"model": config["model"] | {"model_name": model}}
     for i, cost in costs.items():
         doc = template | {"instance_id": i}
         doc["info"] = template["info"] | {"model_stats": {"instance_cost": cost, "api_calls": 1}}

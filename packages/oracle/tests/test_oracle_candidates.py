@@ -24,7 +24,7 @@ from router_oracle.derive import CandidateIndex, derive_table
 from router_oracle.errors import OracleInputError
 from router_oracle.leaderboard_models import base_model, reasoning_effort
 from router_oracle.sources.leaderboard import LeaderboardEntry
-from router_oracle.table import Pool, dumps_table, load_table
+from router_oracle.table import Pool, TableError, dumps_table, load_table
 
 BROKEN = "20250720_mini-v0.0.0-claude-3-7-sonnet-20250219"
 
@@ -137,11 +137,16 @@ IDS = load_candidates().ids
 
 
 @settings(max_examples=12, deadline=None)
-@given(st.lists(st.sampled_from(IDS), min_size=1, max_size=6, unique=True))
+@given(st.lists(st.sampled_from(IDS), min_size=2, max_size=6, unique=True))
 @example(["gpt-5.2-high", "claude-opus-4.6", "kimi-k2.5-high"])  # a two-run model
-@example(["minimax-m2.5-high"])
+@example(["minimax-m2.5-high", "gpt-5-mini"])
 def test_random_subset_derives_the_table_built_for_that_pool(ids: list[str]) -> None:
     _check_derived_equals_built(CandidateIndex.load("bundled"), ids)
+
+
+def test_a_pool_of_one_model_is_refused() -> None:
+    with pytest.raises(TableError, match="has 1 model"):
+        CandidateIndex.load("bundled").table(["minimax-m2.5-high"])
 
 
 def test_derived_table_round_trips_and_is_deterministic(index: CandidateIndex, tmp_path: Path) -> None:

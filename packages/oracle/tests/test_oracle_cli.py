@@ -140,9 +140,8 @@ def test_harness_report_and_trajectories_build(in_tmp: Path, capsys) -> None:
 @pytest.mark.parametrize(
     "argv",
     [
-        ["build", "--harness-report", "r.json", "-o", "x.json"],
         ["build", "--run", "r1", "-o", "x.json"],
-        ["build", "--harness-report", "a.json", "--trajectories", "d", "-o", "x.json"],
+        ["build", "--harness-report", "a.json", "--run", "r1", "--run", "r2", "-o", "x.json"],
         ["build", "--tie-cost", "cheap", "-o", "x.json"],
         ["build"],
     ],
@@ -184,13 +183,13 @@ def test_stats_rejects_bad_tables(in_tmp: Path, capsys) -> None:
     )
     write_table(tampered, in_tmp / "tampered.json")
     assert main(["stats", "tampered.json"]) == 2
-    assert "disagrees with the rule" in capsys.readouterr().err
+    assert "disagrees with the tie rule" in capsys.readouterr().err
     per_model = dict(task.per_model)
     per_model.pop(wrong)
     missing = table.model_copy(update={"tasks": [task.model_copy(update={"per_model": per_model})]})
     write_table(missing, in_tmp / "missing.json")
     assert main(["stats", "missing.json"]) == 2
-    assert "per_model has" in capsys.readouterr().err
+    assert f"task {task.instance_id}: per_model lacks pool model(s) ['{wrong}']" in capsys.readouterr().err
     # a model's mean cost that JSON reads as infinity: an error naming the table, not a traceback
     mean_cost = re.compile(r'("resolve_rate": [^,]+,\s+"cost": )[^,]+')
     text, n = mean_cost.subn(r"\g<1>1e999", dumps_table(table), count=1)

@@ -58,14 +58,17 @@ def test_pool_names_and_paths() -> None:
         pool_path("nope")
 
 
-def test_display_path_is_machine_independent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_display_path_is_machine_independent_and_tells_files_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert display_path(leaderboard_path()) == f"router_oracle/data/{leaderboard_path().name}"
     assert display_path("runs/report.json") == "runs/report.json"
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sub").mkdir()
     assert display_path(tmp_path / "sub" / "x.json") == "sub/x.json"
     outside = Path(os.path.abspath(os.sep)) / "elsewhere" / "x.json"
-    assert display_path(outside) == "x.json"
+    # outside the working directory the path stays whole: `a/trajs` and `b/trajs` are not both `trajs`
+    assert display_path(outside) == outside.as_posix()
 
 
 def test_default_pool_is_the_reference_pool() -> None:

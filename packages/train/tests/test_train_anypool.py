@@ -172,8 +172,8 @@ def test_run_writes_deterministic_files_and_a_loadable_router(synthetic_files, t
     assert len(result.metrics_path.read_text().splitlines()) == 40
     ckpt = read_checkpoint(result.checkpoint_path)
     assert ckpt.held_out_models == TIER_HELD and not set(ckpt.train_models) & set(TIER_HELD)
-    # an absolute path outside the working directory is recorded by its file name (machine-independent)
-    assert len(ckpt.train_task_ids) == 120 and ckpt.candidates == "candidates.json"
+    # a path outside the working directory is recorded whole, so two sources never share a name
+    assert len(ckpt.train_task_ids) == 120 and ckpt.candidates == str(cand)
     index = CandidateIndex.load(str(cand))
     router = load_any_pool_router(result.checkpoint_path, index)
     tasks = index.records(index.pool(["strong-2", "weak-2", "weak-4"]), index.task_ids[:10])

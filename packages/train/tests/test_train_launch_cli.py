@@ -102,16 +102,15 @@ def _calls(log: Path) -> list[list[str]]:
 
 
 def _launch(tmp_path: Path, **kw: object) -> int:
-    return launch(
-        "smoke",
-        stage_dir=tmp_path / "stage",
-        runs_dir=tmp_path / "runs",
-        dist_dir=tmp_path / "dist",
-        sources=SOURCES,
-        version="0.1.0",
-        now=lambda: STARTED,
-        **kw,  # type: ignore[arg-type]
-    )
+    defaults: dict[str, object] = {
+        "stage_dir": tmp_path / "stage",
+        "runs_dir": tmp_path / "runs",
+        "dist_dir": tmp_path / "dist",
+        "sources": SOURCES,
+        "version": "0.1.0",
+        "now": lambda: STARTED,
+    }
+    return launch("smoke", **(defaults | kw))  # type: ignore[arg-type]
 
 
 def test_successful_launch_records_the_run_id(
@@ -167,7 +166,7 @@ def test_dry_run_without_prime_or_builds_still_shows_the_plan(
     monkeypatch.setenv("PATH", str(tmp_path))
     code = launch("full", dry_run=True, dist_dir=tmp_path / "dist", runs_dir=tmp_path / "runs")
     out = capsys.readouterr().out
-    assert code == 0
+    assert code == EXIT_NO_PRIME  # what the launch would exit with: it looks for prime first
     assert f"a launch would exit {EXIT_NO_PRIME}" in out
     assert f"a launch would exit {EXIT_BAD_INPUT}" in out and "pants package" in out
     assert 'name = "Qwen/Qwen3.6-35B-A3B"' in out
@@ -178,7 +177,8 @@ def test_agentic_dry_run_shows_the_sandbox_plan(
 ) -> None:
     code = main(["launch", "agentic-smoke", "--dry-run", "--dist-dir", str(tmp_path / "none")])
     out = capsys.readouterr().out
-    assert code == 0 and _calls(fake_prime) == []
+    # No wheels built: the plan is shown and the dry run exits as the launch would (bad input).
+    assert code == EXIT_BAD_INPUT and _calls(fake_prime) == []
     assert (
         "# agentic source router-frontier-rl: up to 6 turns of verifiers' bash agent (edit tool off)" in out
     )
@@ -270,7 +270,7 @@ def test_cli_launch_uses_dist_wheels_and_documents_exit_codes(
         main(["launch", "--help"])
     assert "4 `prime` not logged in" in capsys.readouterr().out
     code = main(["launch", "smoke", "--dry-run", "--dist-dir", str(tmp_path / "none")])
-    assert code == 0
+    assert code == EXIT_BAD_INPUT  # no env build: the launch would stop there with 2
     assert _calls(fake_prime) == []
 
 
@@ -289,3 +289,54 @@ def test_output_parsers() -> None:
     url = "https://app.primeintellect.ai/dashboard/training/abc123"
     assert parse_run_id(["Monitor run at:", f"  {url}"]) == ("abc123", url)
     assert parse_run_id(["nothing"]) == (None, None)
+
+
+# --- --dry-run exits with the launch's status; problems found before anything is pushed ----------
+
+
+@pytest.mark.parametrize(
+    ("problem", "message"),
+    [
+        ("stage_file", "the staging directory is a file, not a directory"),
+        ("runs_file", "the runs directory is a file, not a directory"),
+        ("runs_under_file", "is under"),
+        ("version", "version 'not a version!' is not a PEP 440 version"),
+    ],
+)
+def test_dry_run_and_launch_agree_on_bad_dirs_and_versions(
+    fake_prime: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], problem: str, message: str
+) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file")
+    cases: dict[str, dict[str, object]] = {
+        "stage_file": {"stage_dir": blocker},
+        "runs_file": {"runs_dir": blocker},
+        "runs_under_file": {"runs_dir": blocker / "runs"},
+        "version": {"version": "not a version!"},
+    }
+    kw = cases[problem]
+    assert _launch(tmp_path, dry_run=True, **kw) == EXIT_BAD_INPUT
+    out = capsys.readouterr().out
+    assert f"a launch would exit {EXIT_BAD_INPUT}: " in out and message in out
+    assert out.rstrip().endswith(f"# dry run: a launch would exit {EXIT_BAD_INPUT}")
+    assert _calls(fake_prime) == []
+    # the launch itself stops with the same status, after the login check and before any push
+    assert _launch(tmp_path, **kw) == EXIT_BAD_INPUT
+    assert message in capsys.readouterr().err
+    assert _calls(fake_prime) == [["config", "view"]]
+    assert blocker.read_text() == "a file"
+
+
+def test_dry_run_exit_status_is_the_launchs(
+    fake_prime: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _launch(tmp_path, dry_run=True) == 0
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    assert _launch(tmp_path, dry_run=True) == EXIT_NO_PRIME == _launch(tmp_path)
+
+
+def test_cli_dry_run_refuses_an_invalid_version(fake_prime: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["launch", "smoke", "--dry-run", "--from-source", "--version", "not a version!"])
+    assert code == EXIT_BAD_INPUT
+    assert "version 'not a version!' is not a PEP 440 version" in capsys.readouterr().out
+    assert _calls(fake_prime) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
@@ -14,6 +15,20 @@ REWARD_NAMES = ("routed_reward", "chose_oracle", "parsed_valid_route", "resolved
 
 DEFAULT_WEIGHTS = (1.0, 0.0, 0.0, 0.0, 0.0)
 """Only `routed_reward` counts towards the reward by default; the other four are reported."""
+
+
+def check_weights(weights: Sequence[float]) -> tuple[float, ...]:
+    """The one check of reward weights (the env's `weights`, `router-train local`'s `--reward-weights`):
+    one finite number per name of `REWARD_NAMES`. A NaN or infinite weight makes every reward NaN, which
+    a trainer would follow silently; raises ValueError naming the first bad weight."""
+    if len(weights) != len(REWARD_NAMES):
+        raise ValueError(
+            f"weights must be {len(REWARD_NAMES)} numbers for {list(REWARD_NAMES)}, got {len(weights)}"
+        )
+    for name, w in zip(REWARD_NAMES, weights, strict=True):
+        if not math.isfinite(w):
+            raise ValueError(f"weights must be finite numbers: the weight of {name} is {w}")
+    return tuple(float(w) for w in weights)
 
 
 class RouteScores(BaseModel):

@@ -7,14 +7,13 @@ the task's repository, read-only, before it answers (see `repo_access` and `repo
 from __future__ import annotations
 
 import hashlib
-import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Self
 
 import verifiers.v1 as vf
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from verifiers.v1.clients import ModelContext
 from verifiers.v1.harnesses.bash import BashHarness, BashHarnessConfig
 from verifiers.v1.harnesses.null import NullHarness
@@ -34,7 +33,13 @@ from router_frontier_rl.repo_access import (
     tool_calls,
 )
 from router_frontier_rl.repo_checkout import base_commits, check_out, find_checkout
-from router_frontier_rl.rewards import DEFAULT_WEIGHTS, REWARD_NAMES, RouteScores, score_completion
+from router_frontier_rl.rewards import (
+    DEFAULT_WEIGHTS,
+    REWARD_NAMES,
+    RouteScores,
+    check_weights,
+    score_completion,
+)
 from router_frontier_rl.split import SplitName, check_upsample, select_tasks
 from router_frontier_rl.swebench_image import WORKDIR, swebench_image
 from router_oracle.candidates import BUNDLED_CANDIDATES
@@ -214,10 +219,18 @@ class RouterConfig(vf.TasksetConfig):
     """Candidate model ids never drawn for train tasks; every eval-split pool holds at least one of
     them (their capability summary, like every model's, comes from the train split). Needs `pool_size`."""
 
+    @field_validator("table_path")
+    @classmethod
+    def _table_loads(cls, path: Path | None) -> Path | None:
+        # Checked here, not at load(): a config naming a missing or inconsistent table is refused with
+        # one line naming the file (vf-eval prints it as a config error, not a traceback). ~40 ms.
+        if path is not None:
+            load_table(path)
+        return path
+
     @model_validator(mode="after")
     def _apply_weights(self) -> Self:
-        if len(self.weights) != len(REWARD_NAMES) or not all(math.isfinite(w) for w in self.weights):
-            raise ValueError(f"weights must be {len(REWARD_NAMES)} finite numbers for {list(REWARD_NAMES)}")
+        check_weights(self.weights)
         check_upsample(self.split, self.upsample)
         # Weights travel inside the task config, which is what verifiers hands to every task, including
         # tasks rebuilt from wire data in a server worker. `weights` is their one source: it overrides

@@ -1,8 +1,8 @@
 """Build an oracle table from a pool, a task file and result sources — deterministically.
 
 Same inputs -> byte-identical table: tasks sorted by id, `per_model` in pool order, runs in the
-pool's run order, means via `math.fsum`, provenance paths machine-independent (see
-`data_files.display_path`) and the command line rebuilt canonically from the arguments.
+pool's run order, means via `math.fsum`, provenance paths as `data_files.display_path` gives them, and
+the command line rebuilt canonically (and re-runnably) from the arguments.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal, Protocol
 
-from router_oracle.data_files import display_path, leaderboard_path, tasks_path
+from router_oracle.data_files import display_path, is_bundled, leaderboard_path, tasks_path
 from router_oracle.errors import OracleInputError
 from router_oracle.merge import Cell, merge_sources
 from router_oracle.pool_file import load_pool, pool_label
+from router_oracle.run_labels import report_label, report_run, trajectories_run
 from router_oracle.sources.harness_report import read_harness_report
 from router_oracle.sources.leaderboard import read_leaderboard
 from router_oracle.sources.long_table import read_long_table
@@ -32,6 +33,7 @@ from router_oracle.table import (
     TaskRecord,
     write_table,
 )
+from router_oracle.table_check import check_table
 from router_oracle.tasks_file import read_tasks
 from router_oracle.tie_rule import pick_for_task, tie_costs
 
@@ -55,17 +57,22 @@ def canonical_command(
     tie_cost: str,
     output: PathLike | None,
 ) -> str:
-    """The `router-oracle build` command line these arguments amount to, with no absolute paths."""
+    """The `router-oracle build` command line these arguments amount to, re-runnable as written.
+
+    Paths are written as `display_path` names them (so from the directory the build ran in, the same
+    files are read); bundled files by the options that select them (`--leaderboard bundled`, no
+    `--tasks`), never by their package-relative name. Every run is written out, inferred ones too.
+    """
     parts = ["router-oracle", "build", "--pool", pool_spec]
     for lb in leaderboards:
-        parts += ["--leaderboard", BUNDLED if str(lb) == BUNDLED else display_path(lb)]
+        parts += ["--leaderboard", BUNDLED if str(lb) == BUNDLED or is_bundled(lb) else display_path(lb)]
     for path, run in harness_reports:
         parts += ["--harness-report", display_path(path), "--run", run]
     for path, run in trajectories:
         parts += ["--trajectories", display_path(path), "--run", run]
     for lt in long_tables:
         parts += ["--long-table", display_path(lt)]
-    if tasks is not None:
+    if tasks is not None and not is_bundled(tasks):
         parts += ["--tasks", display_path(tasks)]
     parts += ["--tie-cost", tie_cost]
     if output is not None:
@@ -128,8 +135,8 @@ def build_table(
     pool: Pool | PathLike = "default",
     *,
     leaderboards: Sequence[PathLike] | None = None,
-    harness_reports: Sequence[tuple[PathLike, str]] = (),
-    trajectories: Sequence[tuple[PathLike, str]] = (),
+    harness_reports: Sequence[tuple[PathLike, str | None]] = (),
+    trajectories: Sequence[tuple[PathLike, str | None]] = (),
     long_tables: Sequence[PathLike] = (),
     tasks: PathLike | None = None,
     tie_cost: Literal["measured", "price"] = "measured",
@@ -141,8 +148,10 @@ def build_table(
     `pool`: a bundled pool name (`default`, `multi_run`), a pool TOML path, or a `Pool`.
     `leaderboards`: leaderboard JSON files (`"bundled"` = the bundled one); None means the bundled
     leaderboard when no other source is given, else none. `harness_reports` / `trajectories`:
-    `(path, run)` pairs, `run` must be a run of the pool. `tasks`: task JSONL (default: bundled).
-    Raises `OracleInputError` on any bad input; then nothing is written.
+    `(path, run)` pairs, `run` a run of the pool, or None to take the run the file says (see
+    `router_oracle.run_labels`; a `run` the file contradicts is refused). `tasks`: task JSONL
+    (default: bundled). The table passes `table_check.check_table` before it is written.
+    Raises `OracleInputError` (or `TableError`) on any bad input; then nothing is written.
     """
     pool_obj = pool if isinstance(pool, Pool) else load_pool(pool)
     pool_spec = pool.name if isinstance(pool, Pool) else pool_label(pool)
@@ -152,8 +161,9 @@ def build_table(
     pool_runs = {run for m in pool_obj.models for run in m.runs}
     for flag, pairs in (("--harness-report", harness_reports), ("--trajectories", trajectories)):
         for path, run in pairs:
-            if run not in pool_runs:
+            if run is not None and run not in pool_runs:
                 raise OracleInputError(f"{path}: {flag} --run {run!r} is not a run of pool {pool_obj.name!r}")
+    reports = [(p, report_run(p, r, pool_runs)) for p, r in harness_reports]
     if not (leaderboards or harness_reports or trajectories or long_tables):
         raise OracleInputError("no result sources given")
     if tie_cost == "price":
@@ -162,8 +172,14 @@ def build_table(
     loaded: list[LoadedSource] = [
         read_leaderboard(_leaderboard_file(lb), runs=pool_runs) for lb in leaderboards
     ]
-    loaded += [read_harness_report(p, run=r) for p, r in harness_reports]
-    loaded += [read_trajectories(p, run=r, progress=progress) for p, r in trajectories]
+    loaded += [read_harness_report(p, run=r) for p, r in reports]
+    labels = [lab for lab in (report_label(p, pool_runs) for p, _ in reports) if lab is not None]
+    trajs: list[tuple[PathLike, str]] = []
+    for p, given in trajectories:
+        source = read_trajectories(p, run=given or "", progress=progress)
+        run = trajectories_run(p, given, source.model, labels)
+        loaded.append(source if run == given else source.with_run(run))
+        trajs.append((p, run))
     loaded += [read_long_table(p) for p in long_tables]
     task_ids = [t.instance_id for t in task_rows]
     merged = merge_sources(loaded, pool_obj, task_ids)
@@ -176,8 +192,8 @@ def build_table(
     command = canonical_command(
         pool_spec,
         leaderboards=leaderboards,
-        harness_reports=harness_reports,
-        trajectories=trajectories,
+        harness_reports=reports,
+        trajectories=trajs,
         long_tables=long_tables,
         tasks=tasks,
         tie_cost=tie_cost,
@@ -190,6 +206,7 @@ def build_table(
         command=command,
         tasks=records,
     )
+    check_table(table, origin=pool_spec)
     if output is not None:
         write_table(table, output)
     return table

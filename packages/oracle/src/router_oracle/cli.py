@@ -1,14 +1,15 @@
 """`router-oracle`: build an oracle table, or summarise one; build a candidates table, derive any pool.
 
     router-oracle build --pool default|PATH [--leaderboard F|bundled ...]
-        [--harness-report F --run RUN ...] [--trajectories DIR --run RUN ...] [--long-table F ...]
+        [--harness-report F [--run RUN] ...] [--trajectories DIR [--run RUN] ...] [--long-table F ...]
         [--tasks F] [--tie-cost measured|price] -o table.json
     router-oracle build --from-candidates bundled|F --models ID,ID,... [--pool-name NAME] -o table.json
     router-oracle stats table.json [--json]
     router-oracle candidates [--leaderboard F|bundled ...] [--tasks F] -o candidates.json
     router-oracle models [--candidates bundled|F]
 
-Exit status: 0 ok, 2 bad input (message on stderr, no output file written).
+Exit status: 0 ok, 2 bad input (one line on stderr naming the file and the problem, no output file
+written), 130 interrupted (Ctrl-C; no output file written).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from router_oracle.atomic_file import OutputPathError
 from router_oracle.build import BUNDLED, build_table
 from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.errors import OracleInputError
@@ -25,17 +27,17 @@ from router_oracle.noise import METHOD
 from router_oracle.stats import compute_stats, format_stats, stats_json
 from router_oracle.table import TableError, load_table, write_table
 
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
 
 class _RunSource(argparse.Action):
-    """`--harness-report F` / `--trajectories DIR`: remembered in order, to be paired with `--run`."""
+    """`--harness-report F` / `--trajectories DIR`: remembered in order, each with the `--run` after it."""
 
     def __call__(
         self, parser: argparse.ArgumentParser, ns: argparse.Namespace, value: Any, opt: Any = None
     ) -> None:
-        pending = getattr(ns, "run_sources", None) or []
-        if pending and pending[-1][2] is None:
-            parser.error(f"{pending[-1][0]} {pending[-1][1]} needs a --run RUN before {opt}")
-        ns.run_sources = [*pending, [opt, value, None]]
+        ns.run_sources = [*(getattr(ns, "run_sources", None) or []), [opt, value, None]]
 
 
 class _Run(argparse.Action):
@@ -72,9 +74,24 @@ def _parser() -> argparse.ArgumentParser:
         help=f"swe-bench.com leaderboard JSON[.gz] ('{BUNDLED}' = the bundled one; the default when no "
         "other source is given)",
     )
-    b.add_argument("--harness-report", action=_RunSource, metavar="F", help="SWE-bench harness run report")
-    b.add_argument("--trajectories", action=_RunSource, metavar="DIR", help="mini-SWE-agent *.traj.json dir")
-    b.add_argument("--run", action=_Run, metavar="RUN", help="run id of the preceding report/trajectories")
+    b.add_argument(
+        "--harness-report",
+        action=_RunSource,
+        metavar="F",
+        help="SWE-bench harness run report; named <model>.<run>.json for a pool run, it needs no --run",
+    )
+    b.add_argument(
+        "--trajectories",
+        action=_RunSource,
+        metavar="DIR",
+        help="mini-SWE-agent *.traj.json dir; needs no --run when a --harness-report names its model",
+    )
+    b.add_argument(
+        "--run",
+        action=_Run,
+        metavar="RUN",
+        help="pool run of the preceding report/trajectories (checked against what the file says)",
+    )
     b.add_argument("--long-table", action="append", default=[], metavar="F", help="CSV/JSONL long table")
     b.add_argument("--tasks", default=None, metavar="F", help="task JSONL[.gz] (default: bundled)")
     b.add_argument("--tie-cost", choices=["measured", "price"], default="measured")
@@ -172,9 +189,6 @@ def _build(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return _derive(args, parser)
     if args.models is not None or args.pool_name is not None:
         parser.error("--models and --pool-name go with --from-candidates")
-    for opt, path, run in args.run_sources:
-        if run is None:
-            parser.error(f"{opt} {path} needs a --run RUN")
     table = build_table(
         args.pool or "default",
         leaderboards=args.leaderboard,
@@ -230,12 +244,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "models":
             return _models(args)
         return _stats(args)
-    except (OracleInputError, TableError) as exc:
+    except (OracleInputError, TableError, OutputPathError) as exc:
         print(f"router-oracle: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:  # e.g. an output directory that cannot be written
-        print(f"router-oracle: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
+    except OSError as exc:  # a file the command was pointed at cannot be used
+        reason = exc.strerror or str(exc)
+        print(f"router-oracle: error: {f'{exc.filename}: ' if exc.filename else ''}{reason}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("router-oracle: interrupted; no output written", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

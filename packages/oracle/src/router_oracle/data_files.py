@@ -48,12 +48,22 @@ def pool_path(name: str) -> Path:
     return path
 
 
+def is_bundled(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` is one of the package's bundled data files (through any symlink)."""
+    try:
+        Path(path).resolve().relative_to(DATA_DIR.resolve())
+    except ValueError:
+        return False
+    return True
+
+
 def display_path(path: str | os.PathLike[str]) -> str:
-    """How a file is named in a table: machine-independent where possible.
+    """How a file is named in a table: machine-independent where possible, always telling files apart.
 
     Bundled files get their package-relative name; relative paths stay as given; an absolute path
-    becomes relative to the working directory when it lies under it, else just its file name (its
-    sha256, recorded next to it, still pins the content).
+    becomes relative to the working directory when it lies under it, else stays absolute (two inputs
+    named alike in different directories, e.g. several runs' `trajs`, must stay distinguishable, and
+    the recorded command must find them again).
     """
     p = Path(path)
     absolute = p.resolve()
@@ -67,4 +77,4 @@ def display_path(path: str | os.PathLike[str]) -> str:
     try:
         return absolute.relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
-        return p.name
+        return p.as_posix()

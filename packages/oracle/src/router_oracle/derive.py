@@ -145,10 +145,13 @@ class CandidateIndex:
         pool_name: str = DEFAULT_POOL_NAME,
         output: str | None = None,
     ) -> OracleTable:
-        """The oracle table of the pool `model_ids` over every task, with its provenance."""
+        """The oracle table of the pool `model_ids` over every task, with its provenance; checked as every
+        table is (`table_check`: a pool of one model, for one, is refused)."""
+        from router_oracle.table_check import check_table
+
         pool = self.pool(model_ids, name=pool_name)
         path = self.label if self.label != BUNDLED_CANDIDATES else display_path(candidates_path(self.label))
-        return OracleTable(
+        table = OracleTable(
             pool=pool,
             rule=OracleRule(),
             sources=[
@@ -158,6 +161,8 @@ class CandidateIndex:
             command=derive_command(self.label, pool.ids, pool_name, output),
             tasks=self.records(pool),
         )
+        check_table(table, origin=path)
+        return table
 
 
 def derive_table(

@@ -22,6 +22,7 @@ from pydantic import Field, ValidationError
 from router_oracle.data_files import POOLS_DIR, display_path, pool_path
 from router_oracle.errors import OracleInputError
 from router_oracle.table import Pool
+from router_oracle.validation_message import one_line
 
 
 class PoolFile(Pool):
@@ -59,6 +60,8 @@ def load_pool(spec: str | os.PathLike[str]) -> Pool:
             doc = tomllib.load(fh)
     except OSError as exc:
         raise OracleInputError(f"{spec}: cannot read pool file: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise OracleInputError(f"{spec}: not a UTF-8 pool file (byte {exc.start}: {exc.reason})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise OracleInputError(f"{spec}: malformed TOML: {exc}") from exc
     if not doc.get("models"):
@@ -66,4 +69,4 @@ def load_pool(spec: str | os.PathLike[str]) -> Pool:
     try:
         return PoolFile.model_validate(doc).to_pool()
     except ValidationError as exc:
-        raise OracleInputError(f"{spec}: invalid pool: {exc}") from exc
+        raise OracleInputError(f"{spec}: invalid pool: {one_line(exc)}") from exc

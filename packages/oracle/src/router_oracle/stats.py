@@ -1,8 +1,8 @@
 """Summary statistics of an oracle table (what `router-oracle stats` prints).
 
-Also re-checks every stored pick against the rule (`tie_rule`), so a hand-edited or stale table is
-caught rather than summarised, and estimates how much of the oracle's headroom is rollout noise
-(`noise.estimate_noise`).
+Runs the table check every reader runs (`table_check`: each stored pick against the rule, the pool's
+models in every task, ...), so a hand-edited or stale table is caught rather than summarised, and
+estimates how much of the oracle's headroom is rollout noise (`noise.estimate_noise`).
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ import math
 from pydantic import BaseModel, ConfigDict
 
 from router_oracle.candidates import CandidatesTable
-from router_oracle.errors import OracleInputError
 from router_oracle.noise import NoiseEstimate, estimate_noise, headroom_sentence
 from router_oracle.table import OracleTable
-from router_oracle.tie_rule import pick_for_task
+from router_oracle.table_check import check_table
 
 
 class _Frozen(BaseModel):
@@ -76,28 +75,9 @@ class TableStats(_Frozen):
 
 
 def compute_stats(table: OracleTable, *, origin: str = "<table>") -> TableStats:
-    """Stats of `table`; raises `OracleInputError` if a stored pick disagrees with the rule."""
-    ids = table.pool.ids
-    id_tiebreaks = 0
-    for t in table.tasks:
-        if sorted(t.per_model) != sorted(ids):
-            raise OracleInputError(
-                f"{origin}: task {t.instance_id}: per_model has {sorted(t.per_model)}, "
-                f"the pool has {sorted(ids)}"
-            )
-        for m in table.pool.models:
-            if [r.run for r in t.per_model[m.id].runs] != m.runs:
-                raise OracleInputError(
-                    f"{origin}: task {t.instance_id}: model {m.id!r} has runs "
-                    f"{[r.run for r in t.per_model[m.id].runs]}, the pool lists {m.runs}"
-                )
-        pick = pick_for_task(table.pool, table.rule, t.per_model)
-        if (pick.oracle, pick.best) != (t.oracle, t.best):
-            raise OracleInputError(
-                f"{origin}: task {t.instance_id}: stored oracle {t.oracle!r} / best {t.best} disagrees with "
-                f"the rule ({pick.oracle!r} / {pick.best})"
-            )
-        id_tiebreaks += pick.id_tiebreak
+    """Stats of `table`; raises `TableError` when the table fails `table_check.check_table` (the check
+    every table reader runs: a stored pick that disagrees with the rule, a missing model, ...)."""
+    id_tiebreaks = sum(p.id_tiebreak for p in check_table(table, origin=origin))
     n = len(table.tasks)
     models = []
     for m in table.pool.models:

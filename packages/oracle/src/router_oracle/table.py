@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from router_oracle.atomic_file import write_text_atomic
+from router_oracle.validation_message import one_line
 
 SCHEMA_VERSION: Final = 1
 """Bumped on any change that an older reader would misinterpret."""
@@ -101,7 +102,8 @@ class SourceFile(_Strict):
     """One input file that went into the table."""
 
     path: str
-    """File name as given on the command line (relative paths kept relative)."""
+    """The file as `data_files.display_path` names it: bundled files by their package-relative name,
+    relative paths as given, absolute ones relative to the working directory when under it, else whole."""
     kind: Literal["leaderboard", "harness_report", "trajectories", "long_table", "tasks", "candidates"]
     """Which importer read it (`candidates`: the candidates table a subset pool's table was derived from)."""
     sha256: str
@@ -189,14 +191,22 @@ def write_table(table: OracleTable, path: str | os.PathLike[str]) -> None:
 
 
 def loads_table(text: str, *, origin: str = "<string>") -> OracleTable:
+    """Parse and check a table (`router_oracle.table_check`); errors name `origin`, task and problem."""
+    # Imported here: the check applies the tie rule, which imports this module.
+    from router_oracle.table_check import check_table
+
     try:
-        return OracleTable.model_validate_json(text)
+        table = OracleTable.model_validate_json(text)
     except ValidationError as exc:
-        raise TableError(f"{origin}: not a valid oracle table (schema v{SCHEMA_VERSION}): {exc}") from exc
+        raise TableError(
+            f"{origin}: not a valid oracle table (schema v{SCHEMA_VERSION}): {one_line(exc)}"
+        ) from exc
+    check_table(table, origin=origin)
+    return table
 
 
 def load_table(path: str | os.PathLike[str]) -> OracleTable:
-    """Read and validate a table file; errors name the file."""
+    """Read, validate and check a table file (see `loads_table`); errors name the file."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:

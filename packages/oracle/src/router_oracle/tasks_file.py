@@ -10,6 +10,7 @@ from router_oracle.data_files import display_path
 from router_oracle.errors import OracleInputError
 from router_oracle.sources.rows import read_source
 from router_oracle.table import SourceFile
+from router_oracle.validation_message import one_line
 
 
 class TaskRow(BaseModel):
@@ -42,7 +43,7 @@ def read_tasks(path: str | os.PathLike[str]) -> tuple[list[TaskRow], SourceFile]
         except ValidationError as exc:
             if exc.errors()[0]["type"] == "json_invalid":
                 raise OracleInputError(f"{where}: malformed JSON: {exc.errors()[0]['msg']}") from exc
-            raise OracleInputError(f"{where}: not a task row: {exc}") from exc
+            raise OracleInputError(f"{where}: not a task row: {one_line(exc)}") from exc
         if row.instance_id in tasks:
             raise OracleInputError(f"{where}: duplicate task {row.instance_id!r}")
         tasks[row.instance_id] = row

@@ -9,6 +9,15 @@ from typing import Any
 
 EXIT_BAD_INPUT = 2
 """Bad input (a table, a file, a config, an option): the message is on stderr, no output was written."""
+EXIT_INTERRUPTED = 130
+"""Ctrl-C: one line on stderr; outputs are published whole or not at all, so none was half-written."""
+
+
+def path_arg(text: str) -> Path:
+    """An argparse `type` for paths: an empty string is an error, not the working directory."""
+    if not text:
+        raise argparse.ArgumentTypeError("empty path")
+    return Path(text)
 
 
 def add_table_arguments(p: argparse.ArgumentParser) -> None:
@@ -16,7 +25,9 @@ def add_table_arguments(p: argparse.ArgumentParser) -> None:
 
     Unset options stay None, so the default of whatever they are passed to (the env's split) applies.
     """
-    p.add_argument("--table", type=Path, default=None, help="oracle table (default: the env's bundled table)")
+    p.add_argument(
+        "--table", type=path_arg, default=None, help="oracle table (default: the env's bundled table)"
+    )
     p.add_argument(
         "--eval-fraction", type=float, default=None, help="held-out share of the env's split (default 0.2)"
     )

@@ -1,8 +1,9 @@
 """`router-train evaluate`: judge routers against the oracle, the baselines and the single models' frontier.
 
 Exit codes: 0 the report was written; 2 bad input (unreadable or invalid table, traces file or
-checkpoint, bad arguments, a router that would be scored on its own training tasks), with the message
-on stderr and no report file half-written.
+checkpoint, bad arguments, a router that would be scored on its own training tasks, an unusable output
+directory), with one line on stderr; 130 interrupted. The report's files are published together or not
+at all (`router_oracle.atomic_file.publish_directory`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from router_train.cli_args import add_table_arguments, bad_input, given
+from router_train.cli_args import add_table_arguments, bad_input, given, path_arg
 
 
 def _named(value: str) -> tuple[str | None, Path]:
@@ -55,8 +56,9 @@ def register(sub: Any) -> None:
             "a checkpoint or traces are never scored on tasks they trained on (refused, exit 2, unless "
             "--allow-in-sample). The headline is each router's resolved rate against the best random "
             "mix of single models at the same cost, with a 95%% paired-bootstrap interval. Writes "
-            "report.json, report.md and cost_vs_resolved.png into OUTDIR and prints the tables. Exit "
-            "codes: 0 written, 2 bad input."
+            "report.json, report.md and cost_vs_resolved.png into OUTDIR, all three at once (other files "
+            "there are kept), and prints the tables. Exit codes: 0 written, 2 bad input (one line on "
+            "stderr, nothing written), 130 interrupted."
         ),
     )
     add_table_arguments(p)
@@ -135,17 +137,19 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--no-baselines", action="store_true", help="evaluate only the given routers")
     p.add_argument("--no-plot", action="store_true", help="skip the PNG")
-    p.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR", help="report directory")
+    p.add_argument("-o", "--output", type=path_arg, required=True, metavar="OUTDIR", help="report directory")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from router_frontier_rl.bundled import bundled_table_path
+    from router_oracle.atomic_file import output_directory
     from router_train.evaluate import Source, evaluate, read_table, render_terminal, write_report
     from router_train.evaluate.traces import traces_name
     from router_train.local_cli import config_from_options
 
     try:
+        output_directory(args.output)  # an unusable -o fails now, before the evaluation runs
         if len(args.name) > len(args.traces):
             raise ValueError(f"{len(args.name)} --name given for {len(args.traces)} --traces")
         if args.folds is not None:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
-from router_oracle.atomic_file import write_text_atomic
-from router_train.cli_args import bad_input
+from router_oracle.atomic_file import OutputPathError, write_text_atomic
+from router_train.cli_args import bad_input, path_arg
 from router_train.hosted.config_files import (
     ConfigFileError,
     render_preset,
@@ -36,7 +35,7 @@ def register(sub: Any) -> None:
         description=f"Render a preset's prime-rl RL config. Presets: {presets}.",
     )
     c.add_argument("preset", nargs="?", choices=PRESET_NAMES, help="preset to render")
-    c.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
+    c.add_argument("-o", "--output", type=path_arg, help="write here instead of stdout")
     c.add_argument(
         "--write-shipped", action="store_true", help="regenerate the shipped router_train/configs/*.toml"
     )
@@ -56,19 +55,29 @@ def register(sub: Any) -> None:
         epilog=EXIT_CODES_HELP,
     )
     p.add_argument("preset", choices=PRESET_NAMES, help="preset to launch")
-    p.add_argument("--dry-run", action="store_true", help="print every command and the config; run nothing")
-    p.add_argument("--config", type=Path, help="launch this config file instead of the shipped preset")
     p.add_argument(
-        "--dist-dir", type=Path, default=DEFAULT_DIST_DIR, help="where the env and oracle wheels are (dist)"
+        "--dry-run",
+        action="store_true",
+        help="print every command and the config, run and write nothing, and exit with the status the "
+        "launch would (login is not checked)",
+    )
+    p.add_argument("--config", type=path_arg, help="launch this config file instead of the shipped preset")
+    p.add_argument(
+        "--dist-dir",
+        type=path_arg,
+        default=DEFAULT_DIST_DIR,
+        help="where the env and oracle wheels are (dist)",
     )
     p.add_argument(
         "--from-source",
         action="store_true",
         help="stage the importable router_frontier_rl/router_oracle sources instead of built wheels",
     )
-    p.add_argument("--version", help="version of the staged package (with --from-source, if not installed)")
-    p.add_argument("--stage-dir", type=Path, default=DEFAULT_STAGE_DIR, help="staging directory")
-    p.add_argument("--runs-dir", type=Path, default=DEFAULT_RUNS_DIR, help="where launch records go")
+    p.add_argument(
+        "--version", help="PEP 440 version of the staged package (with --from-source, if not installed)"
+    )
+    p.add_argument("--stage-dir", type=path_arg, default=DEFAULT_STAGE_DIR, help="staging directory")
+    p.add_argument("--runs-dir", type=path_arg, default=DEFAULT_RUNS_DIR, help="where launch records go")
     p.set_defaults(func=_launch)
 
 
@@ -87,9 +96,12 @@ def _config(args: argparse.Namespace) -> int:
     text = render_preset(args.preset)
     if args.output is None:
         sys.stdout.write(text)
-    else:
+        return 0
+    try:
         write_text_atomic(args.output, text)
-        print(f"wrote {args.output}")
+    except OutputPathError as e:
+        return bad_input("config", e)
+    print(f"wrote {args.output}")
     return 0
 
 

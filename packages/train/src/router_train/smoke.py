@@ -20,6 +20,7 @@ from router_frontier_rl import RouterConfig, RouterTaskset, bundled_table_path
 from router_oracle.build import build_default_table
 from router_oracle.stats import compute_stats, format_stats
 from router_oracle.table import dumps_table
+from router_train.cli_args import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 from router_train.hosted import is_stale, launch, load_config, prime_ready, shipped_path
 from router_train.local import LocalTrainConfig, format_summary, train_local
 
@@ -44,11 +45,24 @@ def _done(t0: float) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        # Every output is published whole or not at all, so an interrupted run leaves nothing half-written.
+        print("smoke: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except ValueError as exc:  # bad input (e.g. an --output-dir that is a file): its one-line message
+        print(f"smoke: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(
         prog="smoke",
         description=(
             "The main job: table -> environment -> smoke config -> hosted launch when Prime is set up, "
-            "else a short local GRPO run. Exit codes: 0 done, 1 a check failed, others from the launch."
+            "else a short local GRPO run. Exit codes: 0 done, 1 a check failed, 2 bad input, 130 "
+            "interrupted, others from the launch."
         ),
     )
     parser.add_argument("--output-dir", type=Path, default=DEFAULT_OUTPUT, help="local run outputs")

@@ -7,7 +7,7 @@ import io
 import json
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +44,16 @@ class LoadedSource:
     """The rows, in file order."""
     origin: str = ""
     """The path as given, for error messages (defaults to `source.path`)."""
+    model: str | None = None
+    """The model the file records having run (mini-SWE-agent trajectories), if it says."""
 
     @property
     def name(self) -> str:
         return self.origin or self.source.path
+
+    def with_run(self, run: str) -> LoadedSource:
+        """The same source with every row assigned to `run` (once the run is known)."""
+        return replace(self, rows=[replace(r, run=run) for r in self.rows])
 
 
 def read_source(path: str | os.PathLike[str]) -> tuple[str, str]:

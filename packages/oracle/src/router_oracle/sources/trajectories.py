@@ -7,6 +7,10 @@ flat `<instance_id>.traj` / `.traj.json`). Each file is a JSON object
 "mini_version": ..., "config": ...}, "messages": [...], "trajectory_format": "mini-swe-agent-1[.1]",
 "instance_id": ...}`. The task id is the top-level `instance_id` when present, else the file name.
 
+Each file also records the model it ran (`info.config.model.model_name`, e.g.
+`anthropic/claude-opus-4-6`); one directory must hold one model's runs, and that model is kept
+(`LoadedSource.model`) so `router_oracle.run_labels` can match the directory to its harness report.
+
 The directory is one provenance entry; its `sha256` is the sha256 of the `sha256sum`-style listing
 (`<hex>  <relative path>\n` per trajectory file, sorted by path), so any changed file changes it.
 """
@@ -17,6 +21,7 @@ import hashlib
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
@@ -49,17 +54,26 @@ def _stem(file: Path) -> str:
     return file.stem
 
 
+def recorded_model(doc: dict[str, Any]) -> str | None:
+    """The model a trajectory says it ran (`info.config.model.model_name`), or None when it does not say."""
+    config = doc["info"].get("config")
+    model = config.get("model") if isinstance(config, dict) else None
+    name = model.get("model_name") if isinstance(model, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
 def read_trajectories(path: str | os.PathLike[str], *, run: str, progress: bool = True) -> LoadedSource:
-    """Rows `(task, run, resolved=None, cost)` from every trajectory file under `path`."""
+    """Rows `(task, run, resolved=None, cost)` from every trajectory file under `path`, and its model."""
     files = trajectory_files(path)
     root = Path(path)
     # Listing names are relative to the directory (a single file is listed by its name).
     root_dir = root if root.is_dir() else None
     rows: list[LongRow] = []
+    model: tuple[str, str] | None = None  # (model, the first file that records it)
     listing = hashlib.sha256()
     bar = tqdm(
         files,
-        desc=f"trajectories {run}",
+        desc=f"trajectories {run or path}",
         unit="file",
         file=sys.stderr,
         leave=False,
@@ -79,9 +93,20 @@ def read_trajectories(path: str | os.PathLike[str], *, run: str, progress: bool 
         if "instance_id" in doc and stem != task_id:
             raise OracleInputError(f"{where}: instance_id {task_id!r} does not match the file name")
         cost = check_cost(stats["instance_cost"], f"{where}: info.model_stats.instance_cost")
+        said = recorded_model(doc)
+        if said is not None and model is None:
+            model = (said, where)
+        elif said is not None and model is not None and said != model[0]:
+            raise OracleInputError(
+                f"{where}: records model {said!r}, but {model[1]} records {model[0]!r}: "
+                "one trajectory directory must hold one run of one model"
+            )
         rows.append(LongRow(task_id=task_id, run=run, resolved=None, cost=cost, where=where))
         rel = file.relative_to(root_dir).as_posix() if root_dir is not None else file.name
         listing.update(f"{digest}  {rel}\n".encode())
     return LoadedSource(
-        SourceFile(path=display_path(path), kind="trajectories", sha256=listing.hexdigest()), rows, str(path)
+        SourceFile(path=display_path(path), kind="trajectories", sha256=listing.hexdigest()),
+        rows,
+        str(path),
+        model=model[0] if model else None,
     )

@@ -12,7 +12,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from router_frontier_rl.split import SplitName
-from router_oracle.atomic_file import write_bytes_atomic
+from router_oracle.atomic_file import publish_directory
 from router_oracle.file_hash import sha256_file
 from router_oracle.frontier import frontier_vertices
 from router_oracle.table import OracleTable, TaskRecord, load_table
@@ -363,9 +363,11 @@ def evaluate(
 
 
 def write_report(report: EvalReport, outdir: str | os.PathLike[str], *, plot: bool = True) -> list[Path]:
-    """Write report.json, report.md and the PNG into `outdir`; each file appears whole or not at all.
+    """Write report.json, report.md and the PNG into `outdir`, all together or none.
 
-    Everything is rendered before the first write, so a rendering error leaves no file behind.
+    Everything is rendered first, then the files are published as one set (`publish_directory`): a
+    reader sees the previous report or the new one, never a mix; other files in `outdir` are kept,
+    and a PNG of an earlier run is dropped when `plot` is off.
     """
     out = Path(outdir)
     files: dict[str, bytes] = {
@@ -374,8 +376,7 @@ def write_report(report: EvalReport, outdir: str | os.PathLike[str], *, plot: bo
     }
     if plot:
         files[PLOT_PNG] = render_png(report)
-    written = []
-    for name, data in files.items():
-        write_bytes_atomic(out / name, data)
-        written.append(out / name)
-    return written
+    with publish_directory(out, owned=(REPORT_JSON, REPORT_MD, PLOT_PNG)) as staged:
+        for name, data in files.items():
+            (staged / name).write_bytes(data)
+    return [out / name for name in files]

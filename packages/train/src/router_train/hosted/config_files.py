@@ -16,6 +16,7 @@ import tomli_w
 from pydantic import ValidationError
 
 from router_oracle.atomic_file import write_text_atomic
+from router_oracle.validation_message import one_line
 from router_train.hosted.presets import PRESET_NAMES, PRESETS, PresetName, preset_config
 from router_train.hosted.rl_config import RLConfig
 
@@ -100,7 +101,7 @@ def loads_config(text: str, *, origin: str) -> RLConfig:
     try:
         return RLConfig.model_validate(data)
     except ValidationError as e:
-        raise ConfigFileError(f"{origin}: not a config this tool can launch:\n{e}") from None
+        raise ConfigFileError(f"{origin}: not a config this tool can launch: {one_line(e)}") from None
 
 
 def load_config(path: Path) -> RLConfig:

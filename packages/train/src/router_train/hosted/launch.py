@@ -12,6 +12,7 @@ Steps of a launch (each printed by `--dry-run`, which runs and writes nothing):
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from router_frontier_rl.swebench_image import swebench_image
-from router_oracle.atomic_file import write_text_atomic
+from router_oracle.atomic_file import file_in_the_way, write_text_atomic
 from router_train.cli_args import EXIT_BAD_INPUT  # invalid config, or no usable env build (nothing pushed)
 from router_train.hosted.config_files import (
     ConfigFileError,
@@ -31,7 +32,7 @@ from router_train.hosted.config_files import (
 )
 from router_train.hosted.presets import ENV_ID, PresetName
 from router_train.hosted.prime_tool import (
-    INSTALL_HINT,
+    NOT_FOUND,
     find_prime,
     login_status,
     parse_pushed_slug,
@@ -52,15 +53,17 @@ from router_train.hosted.staging import (
     ORACLE_DIST,
     PackageSource,
     StagingError,
+    check_version,
     dir_source,
     find_built_sources,
+    stage_dir_problem,
     stage_env,
     staged_requirements,
 )
 
 EXIT_OK = 0
 EXIT_NO_PRIME = 3
-"""`prime` is not on PATH."""
+"""`prime` is not found (not on PATH, not installed beside this Python)."""
 EXIT_NOT_LOGGED_IN = 4
 """`prime` is not logged in."""
 EXIT_NO_RUN_ID = 5
@@ -68,8 +71,10 @@ EXIT_NO_RUN_ID = 5
 # Any other non-zero status is prime's own, passed through from the failing `prime` command.
 
 EXIT_CODES_HELP = (
-    "exit status: 0 launched (or dry run done); 2 bad config or no env build; 3 `prime` not on PATH; "
-    "4 `prime` not logged in; 5 no run id in prime's output; any other: the failing prime command's own"
+    "exit status: 0 launched; 2 bad input (config, env build, --version, a --stage-dir/--runs-dir that is "
+    "a file); 3 `prime` not found (PATH first, then the one installed with router-train); 4 `prime` not "
+    "logged in; 5 no run id in prime's output; any other: the failing prime command's own. --dry-run "
+    "exits with the status a launch would (0, 2 or 3; login is not checked)"
 )
 
 DEFAULT_DIST_DIR = Path("dist")
@@ -157,14 +162,13 @@ def launch(
     record_path = runs_dir / f"{stem}.json"
 
     if dry_run:
-        _print_plan(
+        return _print_plan(
             io, preset, config, label, dist_dir, stage_dir, sources, version, submitted_path, record_path
         )
-        return EXIT_OK
 
     prime = find_prime()
     if prime is None:
-        io.error(f"`prime` is not on PATH: {INSTALL_HINT}")
+        io.error(NOT_FOUND)
         return EXIT_NO_PRIME
     logged_in, why = login_status(prime)
     if not logged_in:
@@ -172,6 +176,9 @@ def launch(
         return EXIT_NOT_LOGGED_IN
 
     try:
+        problem = runs_dir_problem(runs_dir)  # found now, not after the push
+        if problem:
+            raise StagingError(problem)
         env_src, oracle_src = sources or find_built_sources(dist_dir)
         staged = stage_env(env_src, oracle_src, stage_dir, version=version)
     except StagingError as e:
@@ -230,6 +237,19 @@ def launch(
     return finish("launched", EXIT_OK, run_id=run_id, dashboard_url=url, **common)
 
 
+def runs_dir_problem(runs_dir: Path) -> str | None:
+    """Why launch records cannot go into `runs_dir` (it or a parent is a file, or it cannot be written),
+    or None. Checked before the push: the record is written after it."""
+    blocker = file_in_the_way(runs_dir)
+    if blocker is not None:
+        where = "is a file" if blocker == runs_dir else f"is under {blocker}, a file"
+        return f"{runs_dir}: the runs directory {where}, not a directory"
+    existing = next(p for p in (runs_dir, *runs_dir.parents) if p.exists())
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{runs_dir}: the runs directory cannot be written ({existing} is not writable)"
+    return None
+
+
 def _submitted_config(config: RLConfig, env_id: str, source: str) -> str:
     return dumps_config(
         config.with_taskset_id(ENV_ID, env_id),
@@ -248,14 +268,19 @@ def _print_plan(
     version: str | None,
     submitted_path: Path,
     record_path: Path,
-) -> None:
+) -> int:
+    """Print the plan; return the status a launch would exit with, as far as it is known without
+    running `prime` (login, exit 4, is checked only by the launch itself)."""
     io.line(f"# router-train launch {preset} --dry-run: the plan; nothing is run or written.")
     io.line(f"# config: {label}, valid")
+    codes: list[int] = []
     prime = find_prime()
     if prime is None:
-        io.line(f"# prime: not on PATH; a launch would exit {EXIT_NO_PRIME}: {INSTALL_HINT}")
+        io.line(f"# prime: not found; a launch would exit {EXIT_NO_PRIME}: {NOT_FOUND}")
+        codes.append(EXIT_NO_PRIME)
     else:
         io.line(f"# prime: {prime} (login is checked with `prime config view` at launch)")
+    problems = [p for p in (stage_dir_problem(stage_dir), runs_dir_problem(record_path.parent)) if p]
     try:
         env_src, oracle_src = sources or find_built_sources(dist_dir)
         resolved = version or env_src.version
@@ -264,8 +289,15 @@ def _print_plan(
         io.line(f"#      {_describe(env_src)}")
         io.line(f"#      {_describe(oracle_src)}")
         io.line(f"#    requirements: {', '.join(staged_requirements(env_src, oracle_src))}")
+        if not resolved:
+            raise StagingError(f"{env_src.path}: a source directory has no version; pass --version")
+        check_version(resolved)
     except StagingError as e:
-        io.line(f"# 1. stage: not possible now, a launch would exit {EXIT_BAD_INPUT}: {e}")
+        problems.append(str(e))
+    for problem in problems:
+        io.line(f"# 1. stage: not possible now, a launch would exit {EXIT_BAD_INPUT}: {problem}")
+    if problems:
+        codes.append(EXIT_BAD_INPUT)
     io.line(f"$ {shlex.join(['prime', 'env', 'push', '-p', str(stage_dir)])}")
     io.line(
         f"# 2. write {submitted_path}: the config below, taskset id {ENV_ID} -> the pushed OWNER/{ENV_ID}"
@@ -286,6 +318,10 @@ def _print_plan(
     for text_line in dumps_config(config).rstrip("\n").split("\n"):
         io.line(text_line)
     io.line("# --- end of config ---")
+    # The launch stops at its first problem: `prime` is looked for before anything is staged.
+    code = codes[0] if codes else EXIT_OK
+    io.line(f"# dry run: a launch would exit {code}" + ("" if code else " (or 4 if prime is not logged in)"))
+    return code
 
 
 __all__ = [

@@ -1,5 +1,11 @@
 """The `prime` CLI (PyPI package `prime`, checked against 0.18.0): finding it, its login, running it.
 
+Which `prime` runs (`find_prime`): the first `prime` on PATH, so a user's own install (say a newer
+`uv tool install prime`) overrides; else the `prime` installed with router-train itself (its locked
+requirement), i.e. the `prime` script in the running interpreter's environment (the scripts directory
+of this venv, pex venv or installation). So after the README's set-up, `router-train launch` works
+without a separate install.
+
 Login status comes from `prime config view`, which prints the API key it would use (from
 PRIME_API_KEY or ~/.prime/config.json, masked) or `Not set`, and needs no network.
 """
@@ -11,12 +17,16 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 PRIME = "prime"
 INSTALL_HINT = "install the Prime CLI (`uv tool install prime` or `pip install prime`, 0.18 or newer)"
 LOGIN_HINT = "run `prime login` (or export PRIME_API_KEY=<your key>)"
+NOT_FOUND = f"`prime` is not on PATH nor installed beside this Python: {INSTALL_HINT}"
+"""Why a launch cannot start when `find_prime` finds nothing."""
 
 _API_KEY_ROW = re.compile(r"API Key\W+(.+?)\s*[│|]?\s*$")
 _PUSHED = re.compile(r"Successfully pushed\s+([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)")
@@ -24,9 +34,19 @@ _DISPATCHED = re.compile(r"Dispatched hosted run\s+([A-Za-z0-9][\w-]*)")
 _DASHBOARD = re.compile(r"(https?://\S+/dashboard/training/([A-Za-z0-9][\w-]*))")
 
 
+def own_prime() -> str | None:
+    """The `prime` script installed beside the running interpreter (router-train's own requirement)."""
+    dirs = [Path(sysconfig.get_path("scripts")), Path(sys.executable).parent]  # not resolved: venvs
+    for directory in dict.fromkeys(dirs):
+        candidate = directory / PRIME
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
 def find_prime() -> str | None:
-    """Path of the `prime` executable on PATH, or None."""
-    return shutil.which(PRIME)
+    """The `prime` to run: the first on PATH, else router-train's own (`own_prime`); None if neither."""
+    return shutil.which(PRIME) or own_prime()
 
 
 def child_env() -> dict[str, str]:
@@ -67,7 +87,7 @@ def prime_ready() -> tuple[bool, str]:
     """(ready to launch?, why not / how to fix), for the smoke job: prime is installed and logged in."""
     prime = find_prime()
     if prime is None:
-        return False, f"`prime` is not on PATH: {INSTALL_HINT}"
+        return False, NOT_FOUND
     return login_status(prime)
 
 

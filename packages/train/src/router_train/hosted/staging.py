@@ -22,6 +22,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from router_oracle.atomic_file import file_in_the_way
 from router_oracle.file_hash import sha256_file
 
 ENV_DIST = "router-frontier-rl"
@@ -49,6 +50,21 @@ _PAREN_SPEC = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._\[\],-]*)\s*\(([^)]*)\)\s
 
 class StagingError(ValueError):
     """Inputs that cannot be staged: the message names the file or directory and the problem."""
+
+
+_PEP440 = re.compile(
+    r"^v?(?:\d+!)?\d+(?:\.\d+)*(?:[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview)[-_.]?\d*)?"
+    r"(?:-\d+|[-_.]?(?:post|rev|r)[-_.]?\d*)?(?:[-_.]?dev[-_.]?\d*)?(?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?$",
+    re.IGNORECASE,
+)
+"""A version PEP 440 accepts (its appendix's pattern, anchored): what the staged pyproject must carry."""
+
+
+def check_version(version: str) -> str:
+    """`version` if it is a PEP 440 version (else `uv build` rejects the staged package at push time)."""
+    if not _PEP440.match(version.strip()) or version != version.strip():
+        raise StagingError(f"version {version!r} is not a PEP 440 version (e.g. 0.1.0)")
+    return version
 
 
 def normalize_name(name: str) -> str:
@@ -285,6 +301,17 @@ def _readme(version: str, sources: tuple[PackageSource, ...]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def stage_dir_problem(stage_dir: Path) -> str | None:
+    """Why `stage_dir` cannot take a staging (a file, under a file, someone else's directory), or None."""
+    blocker = file_in_the_way(stage_dir)
+    if blocker is not None:
+        where = "is a file" if blocker == stage_dir else f"is under {blocker}, a file"
+        return f"{stage_dir}: the staging directory {where}, not a directory"
+    if stage_dir.exists() and not (stage_dir / STAGE_MARKER).is_file():
+        return f"{stage_dir}: exists and is not a staging directory; refusing to replace it"
+    return None
+
+
 def stage_env(
     env: PackageSource, oracle: PackageSource, stage_dir: Path, *, version: str | None = None
 ) -> StagedEnv:
@@ -297,8 +324,10 @@ def stage_env(
     resolved = version or env.version
     if not resolved:
         raise StagingError(f"{env.path}: a source directory has no version; pass version=")
-    if stage_dir.exists() and not (stage_dir / STAGE_MARKER).is_file():
-        raise StagingError(f"{stage_dir}: exists and is not a staging directory; refusing to replace it")
+    check_version(resolved)
+    problem = stage_dir_problem(stage_dir)
+    if problem:
+        raise StagingError(problem)
     files = read_package_files(env, ENV_PACKAGE) | read_package_files(oracle, ORACLE_PACKAGE)
     requirements = staged_requirements(env, oracle)
     sources = (env, oracle)

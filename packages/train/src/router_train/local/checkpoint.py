@@ -11,6 +11,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from router_oracle.atomic_file import write_text_atomic
+from router_oracle.validation_message import one_line
 from router_train.local.config import FeatureConfig, LocalTrainConfig, LocalTrainError
 from router_train.local.features import FeatureState, feature_dim
 from router_train.local.policy import RouterPolicy
@@ -56,6 +57,14 @@ class LocalCheckpoint(BaseModel):
         dim = feature_dim(self.features, self.feature_state)
         if len(self.bias) != k or len(self.weights) != dim or any(len(r) != k for r in self.weights):
             raise ValueError(f"weights must be {dim} x {k} and bias {k} long for this pool and features")
+        # A NaN weight routes every task to the same model (argmax of NaN), silently: refuse it.
+        for name, values in (
+            ("weights", self.weights),
+            ("bias", self.bias),
+            ("feature_state.idf", self.feature_state.idf or []),
+        ):
+            if not np.isfinite(np.asarray(values, dtype=np.float64)).all():
+                raise ValueError(f"{name} holds non-finite numbers (NaN or infinity)")
         return self
 
 
@@ -96,11 +105,13 @@ def read_checkpoint(path: str | os.PathLike[str]) -> LocalCheckpoint:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise LocalTrainError(f"{path}: cannot read local router checkpoint: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise LocalTrainError(f"{path}: not a UTF-8 checkpoint (byte {exc.start}: {exc.reason})") from exc
     try:
         return LocalCheckpoint.model_validate_json(text)
     except ValidationError as exc:
         raise LocalTrainError(
-            f"{path}: not a valid local router checkpoint (v{CHECKPOINT_VERSION}): {exc}"
+            f"{path}: not a valid local router checkpoint (v{CHECKPOINT_VERSION}): {one_line(exc)}"
         ) from exc
 
 

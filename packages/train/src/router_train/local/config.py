@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from router_frontier_rl.rewards import REWARD_NAMES, check_weights
 from router_train.local.grpo import Advantage
 
 
@@ -63,6 +64,12 @@ class RewardWeights(_Strict):
     """Weight of `resolved_if_chosen` (the routed model's measured resolve rate on the task)."""
     cost_if_chosen: float = 0.0
     """Weight of `cost_if_chosen` (the routed model's measured mean cost on the task, USD); use <= 0."""
+
+    @model_validator(mode="after")
+    def _finite(self) -> RewardWeights:
+        # The env's own check of its `weights`, so both refuse the same lists (NaN, infinity).
+        check_weights([getattr(self, name) for name in REWARD_NAMES])
+        return self
 
 
 class LocalTrainConfig(_Strict):

@@ -12,7 +12,6 @@ the `router-train local` job: the env's split, then the files.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -26,7 +25,7 @@ from router_frontier_rl.bundled import BUNDLED_TABLE, bundled_table_path
 from router_frontier_rl.rewards import REWARD_NAMES, RouteScores, score_completion, score_route
 from router_frontier_rl.route_parser import format_route
 from router_frontier_rl.split import select_tasks, stratified_folds, upsampled
-from router_oracle.atomic_file import write_text_atomic
+from router_oracle.atomic_file import output_directory, publish_directory
 from router_oracle.file_hash import sha256_file
 from router_oracle.table import OracleTable, TaskRecord, load_table
 from router_train.local.checkpoint import checkpoint_of, save_checkpoint
@@ -40,6 +39,8 @@ from router_train.local.step_metrics import StepMetrics
 CHECKPOINT_FILE = "checkpoint.json"
 METRICS_FILE = "metrics.jsonl"
 SUMMARY_FILE = "summary.json"
+OUTPUT_FILES = (CHECKPOINT_FILE, METRICS_FILE, SUMMARY_FILE, f".{METRICS_FILE}.partial")
+"""What a run writes into its output directory (the last: where older versions streamed metrics)."""
 
 
 class LocalTrainResult(BaseModel):
@@ -63,6 +64,8 @@ class LocalTrainResult(BaseModel):
     """Wall time of the whole run (not written to any file: files are deterministic)."""
     seconds_per_step: float
     """Mean wall time of one GRPO step."""
+    warning: str | None = None
+    """Set when training stalled (`stall_warning`); the CLI prints it."""
 
 
 def reward_weights(weights: RewardWeights) -> tuple[float, ...]:
@@ -320,6 +323,7 @@ def fit_policy(
 def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainResult:
     """Train on the env's train split; write checkpoint / metrics / summary under `cfg.output_dir`."""
     start = time.perf_counter()
+    output_directory(cfg.output_dir)  # an unusable output path fails now, not after training
     table, table_name, table_sha = _load(cfg)
     pool_ids = table.pool.ids
     try:
@@ -334,12 +338,10 @@ def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainRe
         )
 
     out = Path(cfg.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    metrics_path = out / METRICS_FILE
-    # Metrics stream to a hidden partial file (tail-able) and replace metrics.jsonl only when complete.
-    partial = out / f".{METRICS_FILE}.partial"
-    try:
-        with open(partial, "w", encoding="utf-8") as mfh:
+    # All three files are written into a fresh directory beside `out` (metrics stream there, tail-able)
+    # and swapped in together at the end: an interrupted or failed run leaves the previous run's files.
+    with publish_directory(out, owned=OUTPUT_FILES) as staged:
+        with open(staged / METRICS_FILE, "w", encoding="utf-8") as mfh:
 
             def stream(record: StepMetrics) -> None:
                 mfh.write(record.to_line())
@@ -348,24 +350,21 @@ def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainRe
             fit = fit_policy(
                 cfg, train_tasks, pool_ids, eval_tasks=eval_tasks, progress=progress, on_step=stream
             )
-        os.replace(partial, metrics_path)
-    finally:
-        partial.unlink(missing_ok=True)
-
-    policy = fit.policy
-    checkpoint_path = out / CHECKPOINT_FILE
-    ckpt = checkpoint_of(policy, cfg, table_name, table_sha, fit.train_task_ids, cfg.steps)
-    save_checkpoint(ckpt, checkpoint_path)
-    summary = heldout_summary(eval_tasks, pool_ids, policy.route(eval_tasks))
-    summary_path = out / SUMMARY_FILE
-    write_text_atomic(summary_path, json.dumps(summary.model_dump(mode="json"), indent=1) + "\n")
+        policy = fit.policy
+        ckpt = checkpoint_of(policy, cfg, table_name, table_sha, fit.train_task_ids, fit.chosen_step)
+        save_checkpoint(ckpt, staged / CHECKPOINT_FILE)
+        summary = heldout_summary(eval_tasks, pool_ids, policy.route(eval_tasks))
+        (staged / SUMMARY_FILE).write_text(
+            json.dumps(summary.model_dump(mode="json"), indent=1) + "\n", encoding="utf-8"
+        )
     return LocalTrainResult(
-        checkpoint_path=checkpoint_path,
-        metrics_path=metrics_path,
-        summary_path=summary_path,
+        checkpoint_path=out / CHECKPOINT_FILE,
+        metrics_path=out / METRICS_FILE,
+        summary_path=out / SUMMARY_FILE,
         summary=summary,
         steps=cfg.steps,
         train_tasks=fit.train_tasks,
         wall_seconds=time.perf_counter() - start,
         seconds_per_step=fit.seconds_per_step,
+        warning=fit.warning,
     )

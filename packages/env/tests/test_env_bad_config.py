@@ -1,0 +1,57 @@
+"""The env's `RouterConfig` refuses a table or weights every other consumer refuses, with one line."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from env_tables import labelled_table
+from pydantic import ValidationError
+
+from router_frontier_rl import RouterConfig, RouterTaskset
+from router_frontier_rl.rewards import REWARD_NAMES, check_weights
+from router_oracle.table import dumps_table, load_table
+from router_oracle.validation_message import one_line
+
+
+def _config_error(**kwargs: object) -> str:
+    with pytest.raises(ValidationError) as exc:
+        RouterConfig(**kwargs)  # type: ignore[arg-type]
+    line = one_line(exc.value)
+    assert "\n" not in line and "pydantic.dev" not in line
+    return line
+
+
+def test_a_missing_table_path_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.json"
+    assert _config_error(table_path=missing) == (
+        f"table_path: {missing}: cannot read oracle table: No such file or directory"
+    )
+
+
+def test_a_table_the_check_refuses_is_refused_by_the_config_with_the_same_line(tmp_path: Path) -> None:
+    table = labelled_table({"kimi-k2.5-high": 6, "gpt-5.2-high": 4})
+    doc = json.loads(dumps_table(table))
+    task = doc["tasks"][0]
+    task["oracle"] = next(m for m in task["per_model"] if m != task["oracle"])  # contradicts the tie rule
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError) as direct:
+        load_table(path)
+    assert _config_error(table_path=path) == f"table_path: {direct.value}"
+    # and a valid table still loads
+    good = tmp_path / "good.json"
+    good.write_text(dumps_table(table))
+    assert len(list(RouterTaskset(RouterConfig(table_path=good, split="all")))) == 10
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_non_finite_weights_are_refused_by_the_one_check(bad: float) -> None:
+    weights = [1.0, 0.0, 0.0, 0.0, bad]
+    with pytest.raises(ValueError) as direct:
+        check_weights(weights)
+    assert str(direct.value) == f"weights must be finite numbers: the weight of {REWARD_NAMES[4]} is {bad}"
+    assert _config_error(weights=weights) == str(direct.value)
+    assert check_weights([1, 0, 0, 0, -0.5]) == (1.0, 0.0, 0.0, 0.0, -0.5)

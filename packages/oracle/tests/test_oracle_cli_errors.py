@@ -1,0 +1,125 @@
+"""`router-oracle` on bad input: one line naming the user's file, exit 2 (130 on Ctrl-C), nothing written."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel, Field, ValidationError
+
+import router_oracle.cli as cli
+from router_oracle.cli import main
+from router_oracle.validation_message import one_line
+
+
+@pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert len(lines) == 1, captured.err
+    assert "Traceback" not in lines[0] and ".tmp" not in lines[0] and "pydantic.dev" not in lines[0]
+    return lines[0]
+
+
+def _leftovers(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name.startswith("."))
+
+
+def test_a_non_utf8_pool_file_is_one_line(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (in_tmp / "g.toml").write_bytes(b'name = "\xff"\n')
+    assert main(["build", "--pool", "g.toml", "-o", "t.json"]) == 2
+    assert (
+        _one_line_error(capsys)
+        == "router-oracle: error: g.toml: not a UTF-8 pool file (byte 8: invalid start byte)"
+    )
+    assert not (in_tmp / "t.json").exists()
+
+
+def test_an_invalid_pool_file_is_one_line_without_pydantic_noise(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (in_tmp / "p.toml").write_text('name = "p"\n[[models]]\nid = "Bad Id"\nname = "B"\nruns = []\n')
+    assert main(["build", "--pool", "p.toml", "-o", "t.json"]) == 2
+    line = _one_line_error(capsys)
+    assert line.startswith("router-oracle: error: p.toml: invalid pool: models[0].id: String should match")
+    assert "models[0].runs: List should have at least 1 item" in line
+
+
+@pytest.mark.parametrize(
+    ("output", "message"),
+    [
+        ("adir", "adir: is a directory; give a file name"),
+        ("", "empty output path: give a file name"),
+        ("afile/t.json", "afile/t.json: cannot write here: afile is not a directory"),
+    ],
+)
+def test_output_path_problems_name_the_users_path(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str], output: str, message: str
+) -> None:
+    (in_tmp / "adir").mkdir()
+    (in_tmp / "afile").write_text("a file")
+    assert main(["build", "-o", output]) == 2
+    assert _one_line_error(capsys) == f"router-oracle: error: {message}"
+    assert _leftovers(in_tmp) == [] and _leftovers(in_tmp / "adir") == []
+
+
+def unwritable_directory(tmp_path: Path) -> Path:
+    """A directory this process cannot create files in: a read-only one, or (as root, who may write
+    anywhere) /sys, whose top level no one can add files to."""
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    if not os.access(ro, os.W_OK):
+        return ro
+    sys_dir = Path("/sys")
+    try:
+        (sys_dir / ".router-probe").touch()
+    except OSError:
+        return sys_dir
+    pytest.skip("no unwritable directory available")
+
+
+def test_an_unwritable_directory_is_named(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = unwritable_directory(in_tmp) / "t.json"
+    assert main(["build", "-o", str(target)]) == 2
+    line = _one_line_error(capsys)
+    assert line.startswith(f"router-oracle: error: {target}: cannot write in {target.parent}: ")
+
+
+def test_ctrl_c_is_one_line_and_exit_130(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_table", interrupted)
+    assert main(["build", "-o", "t.json"]) == 130
+    assert _one_line_error(capsys) == "router-oracle: interrupted; no output written"
+    assert not (in_tmp / "t.json").exists()
+
+
+class _Sample(BaseModel):
+    rate: float = Field(gt=0, lt=1)
+    """A rate."""
+    ids: list[int]
+    """Some ids."""
+
+
+def test_one_line_rendering_of_validation_errors() -> None:
+    with pytest.raises(ValidationError) as exc:
+        _Sample.model_validate({"rate": 2, "ids": [1, "x", "y", "z"]})
+    assert one_line(exc.value) == (
+        "rate: Input should be less than 1 (got 2); ids[1]: Input should be a valid integer, unable to "
+        "parse string as an integer (got 'x'); ids[2]: Input should be a valid integer, unable to parse "
+        "string as an integer (got 'y'); and 1 more error"
+    )
+    with pytest.raises(ValidationError) as exc:
+        _Sample.model_validate_json("{")
+    assert "\n" not in one_line(exc.value) and one_line(exc.value).startswith("Invalid JSON: EOF")
