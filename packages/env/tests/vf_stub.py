@@ -107,7 +107,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.requests.append(body)
         reply = self.server.script(body)
         n = len(self.server.requests)
-        calls = [
+        calls: list[dict[str, Any]] = [
             {
                 "id": f"call_{n}_{i}",
                 "type": "function",
@@ -130,7 +130,7 @@ class _Handler(BaseHTTPRequestHandler):
         ]
         for i, call in enumerate(calls):
             # As OpenAI streams a call: id, type and name first, the arguments in a later delta.
-            head = {
+            head: dict[str, Any] = {
                 "index": i,
                 "id": call["id"],
                 "type": "function",

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from installed_prime import no_installed_prime  # noqa: F401  (autouse: tests see only their fake prime)
 
 import router_train.evaluate.run as evaluate_run
 import router_train.local as local_package

@@ -7,6 +7,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from installed_prime import no_installed_prime  # noqa: F401  (autouse: tests see only their fake prime)
 
 from router_train.cli import main
 from router_train.hosted.config_files import (

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from installed_prime import no_installed_prime  # noqa: F401  (autouse: tests see only their fake prime)
 
 import router_frontier_rl
 import router_oracle

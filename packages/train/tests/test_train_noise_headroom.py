@@ -25,4 +25,5 @@ def test_noise_headroom_is_the_evaluate_yardstick(pool: str) -> None:
     est = estimate_noise(table, [t.instance_id for t in tasks])
     assert est.tasks == n == 100
     assert est.headroom_points == pytest.approx(100 * position.gap_vs_mix, abs=1e-3)
-    assert est.noise is not None and 0 < est.noise.noise_points < est.headroom_points
+    assert est.noise is not None and est.headroom_points is not None
+    assert 0 < est.noise.noise_points < est.headroom_points

@@ -9,6 +9,7 @@ import venv
 from pathlib import Path
 
 import pytest
+from installed_prime import no_installed_prime  # noqa: F401  (autouse: tests see only their fake prime)
 
 from router_train.hosted import prime_tool
 

@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from installed_prime import no_installed_prime  # noqa: F401  (autouse: tests see only their fake prime)
 
 from router_train import smoke
 
@@ -30,6 +31,9 @@ def test_smoke_without_prime_trains_locally(tmp_path, monkeypatch, capsys):
     assert "NOT launching on Prime" in printed and "`prime` is not on PATH" in printed
     assert "matches the environment's bundled table byte for byte" in printed
     assert "held-out tasks: 100" in printed
+    # ...and says where the router stands under cross-validation, and how to see all fold seeds.
+    assert "5-fold cross-validation" in printed and "local-grpo vs the best random mix" in printed
+    assert "evaluate --folds 5" in printed
     metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [m["step"] for m in metrics] == [1, 2, 3]
     assert (out / "checkpoint.json").is_file()

@@ -4,12 +4,14 @@
 2. load the `router-frontier-rl` environment (train split, upsampled, as hosted training uses it);
 3. render the `smoke` prime-rl config and check it against the shipped file;
 4. launch it on Prime Hosted Training when `prime` is installed and logged in; otherwise train the
-   local CPU router for a short run and report it on the held-out split, saying so plainly.
+   local CPU router, report it on the held-out split, saying so plainly, and place it against the
+   best random mix of single models under 5-fold cross-validation (the honest yardstick).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections import Counter
@@ -21,11 +23,15 @@ from router_oracle.build import build_default_table
 from router_oracle.stats import compute_stats, format_stats
 from router_oracle.table import dumps_table
 from router_train.cli_args import EXIT_BAD_INPUT, EXIT_INTERRUPTED
+from router_train.evaluate import evaluate, read_table, render_terminal
+from router_train.evaluate.fitted import LOCAL_ROUTER_NAME
+from router_train.evaluate.report import verdict
 from router_train.hosted import is_stale, launch, load_config, prime_ready, shipped_path
 from router_train.local import LocalTrainConfig, format_summary, train_local
 
 DEFAULT_OUTPUT = Path("dist/smoke")
-SMOKE_STEPS = 150
+CV_COMMAND = "./pants run packages/train:router-train -- evaluate --folds 5 -o dist/eval"
+"""What the last step prints for the full judgement: every fold seed, every baseline."""
 
 
 def _positive_int(text: str) -> int:
@@ -66,7 +72,9 @@ def _main(argv: Sequence[str] | None) -> int:
         ),
     )
     parser.add_argument("--output-dir", type=Path, default=DEFAULT_OUTPUT, help="local run outputs")
-    parser.add_argument("--steps", type=_positive_int, default=SMOKE_STEPS, help="local GRPO steps")
+    parser.add_argument(
+        "--steps", type=_positive_int, default=None, help="local GRPO steps (default: the trainer's)"
+    )
     parser.add_argument("--local", action="store_true", help="train locally even when Prime is ready")
     args = parser.parse_args(argv)
 
@@ -113,7 +121,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
     t0 = _step(4, "local GRPO training on the CPU")
     print(f"      NOT launching on Prime: {why if not ready else '--local given'}.")
-    cfg = LocalTrainConfig(output_dir=args.output_dir, steps=args.steps)
+    cfg = LocalTrainConfig(output_dir=args.output_dir, **({"steps": args.steps} if args.steps else {}))
     print(
         f"      Training the local router instead ({cfg.steps} steps, {cfg.tasks_per_step} tasks x "
         f"{cfg.samples_per_task} samples per step)."
@@ -121,6 +129,24 @@ def _main(argv: Sequence[str] | None) -> int:
     result = train_local(cfg, progress=True)
     print(format_summary(result.summary))
     print(f"      checkpoint {result.checkpoint_path}, per-step metrics {result.metrics_path}")
+    if result.warning:
+        print(f"      warning: {result.warning}")
+    print(
+        "\n      Where it stands: 5-fold cross-validation over all 500 tasks (fold seed 0), the local router"
+    )
+    print("      and every baseline retrained in each fold on the other four:")
+    cv_cfg = cfg.model_copy(update={"output_dir": LocalTrainConfig().output_dir})
+    report = evaluate(
+        *read_table(bundled),
+        folds=5,
+        fold_seeds=[0],
+        local_routers=[(LOCAL_ROUTER_NAME, cv_cfg)],
+        jobs=min(os.cpu_count() or 1, 4),
+    )
+    sys.stdout.write(render_terminal(report))
+    mine = next(r for r in report.main.routers if r.name == LOCAL_ROUTER_NAME)
+    print(f"      {LOCAL_ROUTER_NAME} vs the best random mix of single models: {verdict(mine.gap_vs_mix)}")
+    print(f"      All five fold seeds: {CV_COMMAND}")
     _done(t0)
     return 0
 

@@ -102,9 +102,19 @@ class LocalTrainConfig(_Strict):
     average_tail: float = Field(default=0.0, ge=0, lt=1)
     """Route with the mean of the weights over the last this share of the steps (0: the last step's):
     averaging the iterates of a noisy policy gradient cancels much of its noise."""
+    shift_folds: int = Field(default=0, ge=0)
+    """Choose the prior shift (see `val_select`) by cross-fitting instead of a held-out part: train this
+    many inner policies, each on all train tasks but one fold, score every train task with the policy
+    that never saw it, pick tau on all of them, then train the final policy on every train task.
+    0: off. Costs (folds + 1) trainings, with a choice made on every train task, not on a fifth."""
     val_fraction: float = Field(default=0.0, ge=0, lt=1)
     """Share of the train tasks (stratified by oracle label) held out inside the run to pick the step
     whose greedy router scores best on them (`val_metric`); 0: no early stopping, the last step wins."""
+    val_select: Literal["prior_shift", "step"] = "prior_shift"
+    """What the inner validation chooses. `prior_shift`: after training, how far to move the policy back
+    from the label-balanced prior (upsampling) towards the train tasks' own label mix, a bias of
+    tau x log(label share) with tau in `PRIOR_SHIFTS`: the operating point between "route rare labels
+    often" and "route like the majority" that scores best. `step`: the step whose weights score best."""
     val_every: int = Field(default=10, ge=1)
     """Steps between two scores on the inner validation tasks."""
     val_metric: Literal["frontier", "balanced_reward", "reward"] = "frontier"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -124,6 +125,8 @@ class FitResult(BaseModel):
     """The step whose weights the policy holds: the last, or the best on the inner validation tasks."""
     warning: str | None
     """Set when training stalled (see `stall_warning`)."""
+    prior_shift: float = 0.0
+    """The tau of `choose_prior_shift` folded into the policy's bias (0: none)."""
     train_task_ids: list[str]
     """The distinct tasks it learned from, sorted (the leakage guard of `router-train evaluate`)."""
     train_tasks: int
@@ -186,6 +189,43 @@ def validation_score(
     return sum(sum(v) / len(v) for v in by_label.values()) / len(by_label)
 
 
+PRIOR_SHIFTS = (1.0, 0.75, 0.5, 0.25, 0.0)
+"""Candidate tau of `choose_prior_shift`, from "the train tasks' label mix" to "balanced"; on a tie the
+earlier (more conservative) one wins."""
+
+
+def choose_prior_shift(
+    cfg: LocalTrainConfig,
+    policy: RouterPolicy,
+    fit_tasks: Sequence[TaskRecord],
+    val_tasks: Sequence[TaskRecord],
+    x_val: sp.csr_matrix,
+    slope: float,
+) -> float:
+    """Add tau x log(label share on the fit tasks) to the policy's bias, tau chosen on the validation tasks.
+
+    Upsampling trains the policy on a balanced label mix; a balanced router routes rare labels far more
+    often than their share. Adding tau log(prior) to the logits is the Bayes correction back towards
+    the real mix (tau = 1: all the way). Which tau serves a pool best depends on its costs, so it is
+    chosen on tasks the policy never trained on, by `validation_score`. Returns the tau chosen."""
+    counts = Counter(t.oracle for t in unique_tasks(fit_tasks))
+    total = sum(counts.values())
+    # Add-one smoothing: a label absent from the fit tasks gets a small share, not log(0).
+    log_prior = np.log(
+        np.asarray([(counts[m] + 1) / (total + len(policy.pool_ids)) for m in policy.pool_ids])
+    )
+    base = policy.bias.copy()
+    best: tuple[float, float] | None = None
+    for tau in PRIOR_SHIFTS:
+        policy.bias = base + tau * log_prior
+        score = validation_score(cfg, val_tasks, policy.route_from_features(x_val), slope)
+        if best is None or score > best[0] + 1e-12:
+            best = (score, tau)
+    assert best is not None
+    policy.bias = base + best[1] * log_prior
+    return best[1]
+
+
 STALL_SIGNAL = 0.05
 """Share of groups with a non-zero advantage under which a step teaches (almost) nothing."""
 
@@ -223,6 +263,8 @@ def fit_policy(
     uniq = unique_tasks(train_tasks)
     if not uniq:
         raise LocalTrainError("no train tasks to fit the local router on")
+    if cfg.shift_folds:
+        return _fit_with_crossfitted_shift(cfg, list(train_tasks), pool_ids, eval_tasks, progress, on_step)
     fit_tasks, val_tasks = inner_validation(cfg, list(train_tasks))
     epoch = upsampled(fit_tasks, cfg.split_seed) if cfg.upsample else fit_tasks
     weights_5 = reward_weights(cfg.reward)
@@ -294,7 +336,11 @@ def fit_policy(
             route_share={m: _r(float((actions == j).mean())) for j, m in enumerate(pool_ids)},
             **held,
         )
-        if x_val is not None and (step % cfg.val_every == 0 or step == cfg.steps):
+        if (
+            x_val is not None
+            and cfg.val_select == "step"
+            and (step % cfg.val_every == 0 or step == cfg.steps)
+        ):
             score = validation_score(cfg, val_tasks, policy.route_from_features(x_val), slope)
             record = record.model_copy(update={"val_score": _r(score)})
             if best is None or score > best[0] + 1e-12:
@@ -309,6 +355,9 @@ def fit_policy(
         _, chosen, policy.weights, policy.bias = best
     elif cfg.steps > tail_start:
         policy.weights, policy.bias = tail_w / (cfg.steps - tail_start), tail_b / (cfg.steps - tail_start)
+    shift = 0.0
+    if x_val is not None and cfg.val_select == "prior_shift":
+        shift = choose_prior_shift(cfg, policy, fit_tasks, val_tasks, x_val, slope)
     return FitResult(
         policy=policy,
         steps=records,
@@ -317,7 +366,55 @@ def fit_policy(
         train_tasks=len(epoch),
         seconds_per_step=sum(step_times) / len(step_times),
         warning=stall_warning(records),
+        prior_shift=shift,
     )
+
+
+def _log_prior(tasks: Sequence[TaskRecord], pool_ids: Sequence[str]) -> np.ndarray:
+    """log of each model's share of oracle labels on `tasks` (add-one smoothed: never log 0)."""
+    counts = Counter(t.oracle for t in unique_tasks(tasks))
+    total = sum(counts.values())
+    return np.log(np.asarray([(counts[m] + 1) / (total + len(pool_ids)) for m in pool_ids]))
+
+
+def _fit_with_crossfitted_shift(
+    cfg: LocalTrainConfig,
+    train_tasks: list[TaskRecord],
+    pool_ids: list[str],
+    eval_tasks: Sequence[TaskRecord],
+    progress: bool,
+    on_step: Callable[[StepMetrics], None] | None,
+) -> FitResult:
+    """`shift_folds` inner fits score every train task out of fold; tau is chosen on all of them; the
+    final policy is trained on every train task and shifted by that tau."""
+    plain = cfg.model_copy(update={"shift_folds": 0, "val_fraction": 0.0})
+    uniq = unique_tasks(train_tasks)
+    folds = stratified_folds(uniq, cfg.shift_folds, cfg.seed)
+    logits: dict[str, np.ndarray] = {}
+    priors: dict[str, np.ndarray] = {}
+    for fold in folds:
+        held = set(fold)
+        inner = fit_policy(plain, [t for t in train_tasks if t.instance_id not in held], pool_ids)
+        tasks = [t for t in uniq if t.instance_id in held]
+        z = np.asarray(inner.policy.featurize(tasks) @ inner.policy.weights) + inner.policy.bias
+        prior = _log_prior([t for t in uniq if t.instance_id not in held], pool_ids)
+        for t, row in zip(tasks, z, strict=True):
+            logits[t.instance_id], priors[t.instance_id] = row, prior
+    slope = frontier_slope(uniq, pool_ids)
+    z_all = np.stack([logits[t.instance_id] for t in uniq])
+    p_all = np.stack([priors[t.instance_id] for t in uniq])
+    best: tuple[float, float] | None = None
+    for tau in PRIOR_SHIFTS:
+        routes = [pool_ids[int(i)] for i in (z_all + tau * p_all).argmax(axis=1)]
+        score = validation_score(cfg, uniq, routes, slope)
+        if best is None or score > best[0] + 1e-12:
+            best = (score, tau)
+    assert best is not None
+    final = fit_policy(
+        plain, train_tasks, pool_ids, eval_tasks=eval_tasks, progress=progress, on_step=on_step
+    )
+    final.policy.bias = final.policy.bias + best[1] * _log_prior(uniq, pool_ids)
+    return final.model_copy(update={"prior_shift": best[1]})
 
 
 def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainResult:

@@ -1,4 +1,7 @@
-"""Shared test set-up of the train package."""
+"""Test set-up of the train tests that touch `prime`: import `no_installed_prime` into the module.
+
+(A fixture module, not a conftest.py: the env tests have a conftest.py, and two top-level `conftest`
+modules are one duplicate module too many for mypy under Pants.)"""
 
 from __future__ import annotations
 
