@@ -54,7 +54,9 @@ def register(sub: Any) -> None:
             "uniform random, the oracle), checkpoints and vf-eval traces are scored on the same tasks; "
             "a checkpoint or traces are never scored on tasks they trained on (refused, exit 2, unless "
             "--allow-in-sample). The headline is each router's resolved rate against the best random "
-            "mix of single models at the same cost, with a 95%% paired-bootstrap interval. Writes "
+            "mix of single models at the same cost, with a 95% paired-bootstrap interval; beside the "
+            "oracle's, the part of its headroom rollout noise alone would produce (method: "
+            "`router-oracle stats --help`; not measured for tables with no model run twice). Writes "
             "report.json, report.md and cost_vs_resolved.png into OUTDIR and prints the tables. Exit "
             "codes: 0 written, 2 bad input."
         ),
