@@ -1,4 +1,5 @@
-"""The cost-vs-resolved plot: single models, the random-mix frontier, the oracle, baselines, routers."""
+"""The cost-vs-resolved plot: single models, the random-mix frontier, the oracle (and the oracle less the
+part of its headroom rollout noise alone would give), baselines, routers."""
 
 from __future__ import annotations
 
@@ -28,9 +29,21 @@ def render_png(report: EvalReport) -> bytes:
     return buf.getvalue()
 
 
+def _noise_mark(ev: Evaluation) -> tuple[float, float] | None:
+    """Resolved % of the oracle less the noise estimate, and less the upper figure (None: not measured)."""
+    est = ev.oracle_noise
+    if est.noise is None or est.upper is None:
+        return None
+    top = 100 * est.oracle_resolve_rate
+    return top - est.noise.noise_points, top - est.upper.noise_points
+
+
 def _ylim(ev: Evaluation) -> tuple[float, float]:
     """Zoom on the data: the differences that matter are a few points, invisible on a 0-100 axis."""
     ys = [100 * p.resolved for p in ev.single_models] + [100 * r.metrics.resolved_rate for r in ev.routers]
+    mark = _noise_mark(ev)
+    if mark and any(r.name == "oracle" for r in ev.routers):
+        ys += list(mark)
     lo, hi = min(ys), max(ys)
     pad = max(3.0, 0.15 * (hi - lo))
     return max(0.0, lo - pad), min(100.0, hi + pad)
@@ -40,7 +53,8 @@ def _draw(ax, report: EvalReport) -> None:  # type: ignore[no-untyped-def]
     ev = report.main  # the evaluation of every task; external routers' own task sets are in report.md
     singles = ev.single_models
     costs = [p.cost for p in singles] + [r.metrics.mean_cost for r in ev.routers]
-    xmax = max([*costs, 1e-6]) * 1.12
+    # Room right of the dearest point for its label, which would otherwise run into the legend.
+    xmax = max([*costs, 1e-6]) * 1.25
     ylo, yhi = _ylim(ev)
     # Mix frontier: the hull corners, then flat (spending more buys nothing past the best model).
     fx = [p.cost for p in ev.frontier]
@@ -88,6 +102,7 @@ def _draw(ax, report: EvalReport) -> None:  # type: ignore[no-untyped-def]
         m = row.metrics
         x, y = m.mean_cost, 100 * m.resolved_rate
         if row.name == "oracle":
+            gap = row.gap_vs_mix.mean
             ax.scatter(
                 [x],
                 [y],
@@ -96,8 +111,9 @@ def _draw(ax, report: EvalReport) -> None:  # type: ignore[no-untyped-def]
                 color="gold",
                 edgecolor="k",
                 zorder=4,
-                label=f"oracle ({y:.1f}%, ${x:.3f}/task)",
+                label=f"oracle: {'' if gap is None else f'{gap:+.1f} pts '}({y:.1f}%, ${x:.3f}/task)",
             )
+            _draw_noise_mark(ax, ev, x, y)
             continue
         is_router = row.kind != "baseline"
         ax.scatter(
@@ -142,4 +158,40 @@ def _draw(ax, report: EvalReport) -> None:  # type: ignore[no-untyped-def]
         title_fontsize=8,
         alignment="left",
         frameon=False,
+    )
+
+
+def _draw_noise_mark(ax, ev: Evaluation, x: float, y: float) -> None:  # type: ignore[no-untyped-def]
+    """Below the oracle's star at (x, y): where it lands without the successes rollout noise alone would
+    give it (hollow star), a bar down to the figure counting all run-to-run disagreement, a dotted drop."""
+    est = ev.oracle_noise
+    mark = _noise_mark(ev)
+    if mark is None or est.noise is None:
+        return
+    low, upper = mark
+    ax.plot([x, x], [y, low], ":", color="darkgoldenrod", lw=1.2, zorder=3)
+    ax.errorbar(
+        [x],
+        [low],
+        yerr=[[low - upper], [0.0]],
+        fmt="none",
+        ecolor="darkgoldenrod",
+        elinewidth=1.2,
+        capsize=4,
+        zorder=3,
+    )
+    head = "" if est.headroom_points is None else f" of its {est.headroom_points:+.1f}"
+    ax.scatter(
+        [x],
+        [low],
+        marker="*",
+        s=220,
+        facecolors="white",
+        edgecolors="darkgoldenrod",
+        linewidths=1.4,
+        zorder=4,
+        label=(
+            f"oracle less rollout noise: {low:.1f}% (about {est.noise.noise_points:.1f}{head} pts\n"
+            f"expected from noise alone; bar to {upper:.1f}%:\nall run-to-run disagreement counted)"
+        ),
     )

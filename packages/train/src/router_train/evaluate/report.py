@@ -4,7 +4,12 @@ Contract of `report.json` for scripts (version 2): `evaluations` is a list; the 
 every evaluated task (all of them under cross-validation), later ones cover the tasks an external
 router (a checkpoint's unseen tasks, a traces file's tasks) could be compared on. Each evaluation's
 `routers` entries carry `name`, `n_tasks`, `in_sample` and `gap_vs_mix: {mean, low, high}` in points
-(plus `by_fold_seed` and `sd` under cross-validation), next to every metric under `metrics`.
+(plus `by_fold_seed` and `sd` under cross-validation), next to every metric under `metrics`. Each
+evaluation's `oracle_noise` is `router_oracle.noise.NoiseEstimate` on its own tasks (the schema of
+`router-oracle stats --json`'s `noise`): `headroom_points` is the oracle row's `gap_vs_mix.mean` (up
+to rounding), `noise.noise_points` the part of it rollout noise alone would produce (`upper`: counting
+all run-to-run disagreement as noise); where no model was measured twice, `noise` and `upper` are null
+and `unavailable` says why.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from router_oracle.frontier import Mix, ModelPoint
+from router_oracle.noise import NoiseEstimate, headroom_sentence
 from router_train.evaluate.decisions import UNPARSEABLE, SourceKind
 from router_train.evaluate.metrics import RouterMetrics
 
@@ -112,6 +118,9 @@ class Evaluation(_Frozen):
     """Corners of the random-mix frontier on these tasks, cheapest first (flat after the last one)."""
     routers: list[RouterRow]
     """Baselines first, then routers trained by evaluate, then checkpoints, then traces."""
+    oracle_noise: NoiseEstimate
+    """The oracle's headroom above the mix on these tasks and the part rollout noise alone would produce
+    (`router_oracle.noise.estimate_noise`; disagreement measured on all the table's tasks)."""
 
 
 class EvalReport(_Frozen):
@@ -231,6 +240,18 @@ def design_text(report: EvalReport) -> str:
     )
 
 
+def noise_line(ev: Evaluation, *, markdown: bool = False) -> str:
+    """One line beside the oracle row, e.g. `oracle +11.3 points above the mix (71.3% at the oracle's
+    cost), of which about 5.7 (...) expected from rollout noise alone (method: ...)`, or `...; rollout
+    noise not measured (no model run twice)`."""
+    text = headroom_sentence(ev.oracle_noise, show_mix=True)
+    if ev.oracle_noise.noise is None:  # says it is not measured; the reason is in `unavailable`
+        return f"{text[0].upper()}{text[1:]}." if markdown else text
+    if markdown:
+        return f"{text[0].upper()}{text[1:]} (method: `router-oracle stats --help`)."
+    return f"{text} (method: router-oracle stats --help)"
+
+
 def _evaluation_head(ev: Evaluation, first: bool) -> str:
     if first:
         return f"{ev.n_tasks} tasks, {ev.solvable_tasks} solvable"
@@ -256,6 +277,7 @@ def render_terminal(report: EvalReport) -> str:
 
         out += ["", _evaluation_head(ev, i == 0), line(rows[0]), "  ".join("-" * w for w in widths)]
         out += [line(r) for r in rows[1:]]
+        out.append(noise_line(ev))
         out.append("mix frontier (best random mix of single models): " + _frontier_text(ev))
     out.append("")
     out.append(
@@ -272,6 +294,7 @@ def _markdown_evaluation(ev: Evaluation, pool: list[str], first: bool) -> list[s
     align = ["---"] + ["---:"] * (len(COLUMNS) - 2) + ["---"]
     md += ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join(align) + "|"]
     md += ["| " + " | ".join(_cells(r)) + " |" for r in ev.routers]
+    md += ["", noise_line(ev, markdown=True)]
     md += ["", "Single models on these tasks:", ""]
     md += ["| model | $/task | resolved |", "|---|---:|---:|"]
     md += [f"| {p.model} | {p.cost:.4f} | {_pct(p.resolved)} |" for p in ev.single_models]
@@ -335,6 +358,10 @@ def render_markdown(report: EvalReport, plot_file: str | None = PLOT_PNG) -> str
         "costing no more (a mix picks model i with fixed probability, ignoring the task), in points, with",
         "a 95% paired-bootstrap interval over resampled tasks. `beats mix` / `dominated`: the interval is",
         "above / below 0; `~ mix`: it contains 0, so these tasks cannot tell the router from a random mix.",
+        "Rollout noise: agent runs are draws, and the oracle takes each task's best recorded rollout, so",
+        "part of its headroom is luck no router can win (it sees the task, not the dice). The estimate is",
+        "the headroom of a pool whose models differ only by run-to-run noise, measured on models run",
+        "twice; in brackets, counting all their disagreement (scaffold changes too) as noise.",
     ]
     if cv:
         md += [

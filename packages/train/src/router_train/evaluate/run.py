@@ -15,6 +15,7 @@ from router_frontier_rl.split import SplitName
 from router_oracle.atomic_file import publish_directory
 from router_oracle.file_hash import sha256_file
 from router_oracle.frontier import frontier_vertices
+from router_oracle.noise import NoiseEstimate, default_measured, estimate_noise
 from router_oracle.table import OracleTable, TaskRecord, load_table
 from router_train.evaluate import baselines
 from router_train.evaluate.bootstrap import TaskResample
@@ -166,10 +167,12 @@ def _evaluation(
     seed: int,
     routers: Sequence[tuple[Decisions, list[Decisions], bool]],
     n_train_tasks: int | None,
+    oracle_noise: NoiseEstimate,
 ) -> Evaluation:
     """Every router on `tasks`, against the single models measured on the same tasks.
 
-    `routers`: (pooled decisions, decisions per fold seed (empty outside cross-validation), in-sample)."""
+    `routers`: (pooled decisions, decisions per fold seed (empty outside cross-validation), in-sample);
+    `oracle_noise`: the rollout-noise estimate on `tasks`."""
     singles = single_model_points(tasks, pool)
     outcomes = [[task_outcome(t, m) for t in tasks] for m in pool]
     resample = TaskResample(
@@ -204,6 +207,7 @@ def _evaluation(
         single_models=singles,
         frontier=frontier_vertices(singles),
         routers=rows,
+        oracle_noise=oracle_noise,
     )
 
 
@@ -318,9 +322,21 @@ def evaluate(
     if not cv:  # split mode: every external router is scored on the split (missing tasks count unparseable)
         main_ext += [e for group in groups.values() for e in group]
         groups = {}
+    # Which models were run twice and how much they disagree: measured once, on all the table's tasks.
+    measured = default_measured(table)
+
+    def noise(sub: list[TaskRecord]) -> NoiseEstimate:
+        return estimate_noise(table, [t.instance_id for t in sub], measured=measured)
+
     evaluations = [
         _evaluation(
-            "all", tasks, pool, seed, base_rows + [(e.decisions, [], e.in_sample) for e in main_ext], n_train
+            "all",
+            tasks,
+            pool,
+            seed,
+            base_rows + [(e.decisions, [], e.in_sample) for e in main_ext],
+            n_train,
+            noise(tasks),
         )
     ]
     for ids, group in groups.items():
@@ -334,6 +350,7 @@ def evaluate(
                 seed,
                 base_rows + [(e.decisions, [], e.in_sample) for e in group],
                 None,
+                noise(sub),
             )
         )
 

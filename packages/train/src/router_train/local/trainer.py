@@ -189,7 +189,7 @@ def validation_score(
     return sum(sum(v) / len(v) for v in by_label.values()) / len(by_label)
 
 
-PRIOR_SHIFTS = (1.0, 0.75, 0.5, 0.25, 0.0)
+PRIOR_SHIFTS = (4.0, 2.0, 1.0, 0.75, 0.5, 0.25, 0.0)
 """Candidate tau of `choose_prior_shift`, from "the train tasks' label mix" to "balanced"; on a tie the
 earlier (more conservative) one wins."""
 
