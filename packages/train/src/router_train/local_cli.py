@@ -50,11 +50,11 @@ def register(sub: Any) -> None:
 
 def add_training_arguments(p: argparse.ArgumentParser) -> None:
     """The training knobs (not the table, split or output): `router-train evaluate --local` takes them too."""
-    p.add_argument("--steps", type=int, default=None, help="GRPO steps (default 150)")
+    p.add_argument("--steps", type=int, default=None, help="GRPO steps (default 600)")
     p.add_argument("--tasks-per-step", type=int, default=None, help="train tasks per step (default 64)")
     p.add_argument("--samples-per-task", type=int, default=None, help="routes sampled per task (default 8)")
     p.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 0.05)")
-    p.add_argument("--weight-decay", type=float, default=None, help="AdamW weight decay (default 0.1)")
+    p.add_argument("--weight-decay", type=float, default=None, help="AdamW weight decay (default 2)")
     p.add_argument("--seed", type=int, default=None, help="sampling / task-order seed (default 0)")
     p.add_argument(
         "--advantage",
@@ -63,13 +63,17 @@ def add_training_arguments(p: argparse.ArgumentParser) -> None:
         help="group advantage: reward - group mean (prime-rl's grpo; default) or also / group std",
     )
     p.add_argument(
-        "--val-fraction",
-        type=float,
+        "--shift-folds",
+        type=int,
         default=None,
-        help="share of train tasks held out to keep the best step's weights (0: the last step's)",
+        help="inner folds that choose the prior shift back from the upsampled label mix (default 5; 0: none)",
     )
-    p.add_argument("--val-every", type=int, default=None, help="steps between inner validation scores")
-    p.add_argument("--upsample", action="store_true", help="upsample rare oracle labels (env split option)")
+    p.add_argument(
+        "--upsample",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="repeat train tasks of rare oracle labels, as the hosted recipe does (default: on)",
+    )
     p.add_argument(
         "--difficulty",
         action="store_true",
@@ -123,11 +127,10 @@ def config_from_args(args: argparse.Namespace) -> LocalTrainConfig:
         "eval_fraction",
         "split_seed",
         "advantage",
-        "val_fraction",
-        "val_every",
+        "shift_folds",
     )
-    if args.upsample:
-        fields["upsample"] = True
+    if args.upsample is not None:
+        fields["upsample"] = args.upsample
     if args.difficulty:
         fields["features"] = FeatureConfig(difficulty=True)
     if args.reward_weights is not None:

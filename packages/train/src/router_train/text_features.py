@@ -7,6 +7,7 @@ carry it and rebuild exactly the same features on any machine.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,9 +28,23 @@ def task_text(task: TaskRecord) -> str:
     return f"{task.repo}\n{task.problem_statement}"
 
 
+_ANALYZE = CountVectorizer().build_analyzer()
+"""scikit-learn's default word analyzer (lowercase, tokens of 2+ word characters), used as is."""
+
+
+@lru_cache(maxsize=4096)
+def _words(text: str) -> tuple[str, ...]:
+    # Cross-validation featurises the same issues dozens of times; tokenising dominates otherwise.
+    return tuple(_ANALYZE(text))
+
+
+def _analyzer(text: str) -> tuple[str, ...]:
+    return _words(text)
+
+
 def fit_tfidf(tasks: Sequence[TaskRecord]) -> tuple[list[str], list[float]]:
     """(vocabulary, idf) fitted on `tasks`: scikit-learn's smoothed idf, ln((1 + n) / (1 + df)) + 1."""
-    counts = CountVectorizer(min_df=MIN_DF, max_features=MAX_TERMS)
+    counts = CountVectorizer(analyzer=_analyzer, min_df=MIN_DF, max_features=MAX_TERMS)
     try:
         x = counts.fit_transform([task_text(t) for t in tasks])
     except ValueError:  # no word reaches MIN_DF (a tiny train set): no text features
@@ -47,7 +62,9 @@ def tfidf_matrix(
     `TfidfVectorizer(sublinear_tf=True)` computes); words outside the vocabulary are ignored."""
     if not vocabulary:
         return sp.csr_matrix((len(tasks), 0), dtype=np.float64)
-    counts = CountVectorizer(vocabulary=list(vocabulary)).transform([task_text(t) for t in tasks])
+    counts = CountVectorizer(analyzer=_analyzer, vocabulary=list(vocabulary)).transform(
+        [task_text(t) for t in tasks]
+    )
     x = sp.csr_matrix(counts, dtype=np.float64)
     x.data = 1.0 + np.log(x.data)
     x = sp.csr_matrix(x @ sp.diags(np.asarray(idf, dtype=np.float64)))

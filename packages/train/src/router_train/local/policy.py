@@ -48,6 +48,11 @@ class RouterPolicy:
     def probabilities_from_features(self, x: sp.csr_matrix) -> np.ndarray:
         return softmax(np.asarray(x @ self.weights) + self.bias)
 
+    def logits(self, tasks: Sequence[TaskRecord]) -> np.ndarray:
+        """Unnormalised log-probabilities, shape (len(tasks), len(pool_ids))."""
+        out: np.ndarray = np.asarray(self.featurize(tasks) @ self.weights) + self.bias
+        return out
+
     def probabilities(self, tasks: Sequence[TaskRecord]) -> np.ndarray:
         """Routing distribution, shape (len(tasks), len(pool_ids)); rows sum to 1."""
         if not tasks:

@@ -30,8 +30,6 @@ class StepMetrics(BaseModel):
     """Global l2 norm of the policy gradient, before clipping."""
     route_share: dict[str, float]
     """Model id -> share of the step's samples routed to it."""
-    val_score: float | None = None
-    """Greedy router's score on the inner validation tasks (`val_metric`), every `val_every` steps."""
     heldout_reward: float | None = None
     """Greedy router's mean `routed_reward` on the held-out split (every steps/10 steps and the last)."""
     heldout_accuracy: float | None = None

@@ -121,12 +121,10 @@ class FitResult(BaseModel):
     """The trained router."""
     steps: list[StepMetrics]
     """One record per GRPO step, in order."""
-    chosen_step: int
-    """The step whose weights the policy holds: the last, or the best on the inner validation tasks."""
     warning: str | None
     """Set when training stalled (see `stall_warning`)."""
     prior_shift: float = 0.0
-    """The tau of `choose_prior_shift` folded into the policy's bias (0: none)."""
+    """The tau of `pick_prior_shift` folded into the policy's bias (0: none)."""
     train_task_ids: list[str]
     """The distinct tasks it learned from, sorted (the leakage guard of `router-train evaluate`)."""
     train_tasks: int
@@ -143,23 +141,6 @@ def score_table(tasks: Sequence[TaskRecord], pool_ids: Sequence[str]) -> list[li
     return [[score_completion(t, text, pool_ids) for text in texts] for t in tasks]
 
 
-def inner_validation(
-    cfg: LocalTrainConfig, train_tasks: list[TaskRecord]
-) -> tuple[list[TaskRecord], list[TaskRecord]]:
-    """(tasks to fit on, inner validation tasks): `cfg.val_fraction` of the distinct train tasks, one
-    fold of a stratified split (`router_frontier_rl.split.stratified_folds`), or none."""
-    if cfg.val_fraction == 0:
-        return train_tasks, []
-    uniq = unique_tasks(train_tasks)
-    k = max(2, round(1 / cfg.val_fraction))
-    if len(uniq) < 2 * k:
-        raise LocalTrainError(
-            f"{len(uniq)} train tasks are too few to hold out val_fraction {cfg.val_fraction} of them"
-        )
-    held = set(stratified_folds(uniq, k, cfg.seed)[0])
-    return [t for t in train_tasks if t.instance_id not in held], [t for t in uniq if t.instance_id in held]
-
-
 def frontier_slope(tasks: Sequence[TaskRecord], pool_ids: Sequence[str]) -> float:
     """Resolved rate per USD along the first segment of the single models' mix frontier on `tasks`
     (from the cheapest corner); 0 when the cheapest model is also the best."""
@@ -173,57 +154,54 @@ def frontier_slope(tasks: Sequence[TaskRecord], pool_ids: Sequence[str]) -> floa
     return (b.resolved - a.resolved) / (b.cost - a.cost)
 
 
-def validation_score(
-    cfg: LocalTrainConfig, tasks: Sequence[TaskRecord], routes: Sequence[str], slope: float
-) -> float:
-    """The inner validation score of greedy `routes` (higher is better), per `cfg.val_metric`."""
-    scores = [score_route(t, r) for t, r in zip(tasks, routes, strict=True)]
-    if cfg.val_metric == "frontier":
-        return sum(s.resolved_if_chosen - slope * s.cost_if_chosen for s in scores) / len(scores)
-    rewards = [s.routed_reward for s in scores]
-    if cfg.val_metric == "reward":
-        return sum(rewards) / len(rewards)
-    by_label: dict[str, list[float]] = {}
-    for t, rew in zip(tasks, rewards, strict=True):
-        by_label.setdefault(t.oracle, []).append(rew)
-    return sum(sum(v) / len(v) for v in by_label.values()) / len(by_label)
-
-
 PRIOR_SHIFTS = (4.0, 2.0, 1.0, 0.75, 0.5, 0.25, 0.0)
-"""Candidate tau of `choose_prior_shift`, from "the train tasks' label mix" to "balanced"; on a tie the
-earlier (more conservative) one wins."""
+"""Candidate tau of the prior shift, from "route like the majority" (4: far past the train tasks' own
+label mix) to "as balanced as training" (0). The first is the safe default the others must beat."""
+
+MIN_TASKS_PER_SHIFT_FOLD = 10
+"""Fewer train tasks per shift fold leave too little to choose a shift on: the shift is skipped."""
+
+SHIFT_EVIDENCE = 1.0
+"""A less conservative tau is taken only when its mean gain over the first, on the cross-fitted train
+tasks, exceeds this many standard errors: a router should leave the safe choice on evidence, not noise."""
 
 
-def choose_prior_shift(
-    cfg: LocalTrainConfig,
-    policy: RouterPolicy,
-    fit_tasks: Sequence[TaskRecord],
-    val_tasks: Sequence[TaskRecord],
-    x_val: sp.csr_matrix,
-    slope: float,
-) -> float:
-    """Add tau x log(label share on the fit tasks) to the policy's bias, tau chosen on the validation tasks.
-
-    Upsampling trains the policy on a balanced label mix; a balanced router routes rare labels far more
-    often than their share. Adding tau log(prior) to the logits is the Bayes correction back towards
-    the real mix (tau = 1: all the way). Which tau serves a pool best depends on its costs, so it is
-    chosen on tasks the policy never trained on, by `validation_score`. Returns the tau chosen."""
-    counts = Counter(t.oracle for t in unique_tasks(fit_tasks))
+def _log_prior(tasks: Sequence[TaskRecord], pool_ids: Sequence[str]) -> np.ndarray:
+    """log of each model's share of oracle labels on `tasks` (add-one smoothed: never log 0)."""
+    counts = Counter(t.oracle for t in unique_tasks(tasks))
     total = sum(counts.values())
-    # Add-one smoothing: a label absent from the fit tasks gets a small share, not log(0).
-    log_prior = np.log(
-        np.asarray([(counts[m] + 1) / (total + len(policy.pool_ids)) for m in policy.pool_ids])
-    )
-    base = policy.bias.copy()
-    best: tuple[float, float] | None = None
-    for tau in PRIOR_SHIFTS:
-        policy.bias = base + tau * log_prior
-        score = validation_score(cfg, val_tasks, policy.route_from_features(x_val), slope)
-        if best is None or score > best[0] + 1e-12:
-            best = (score, tau)
-    assert best is not None
-    policy.bias = base + best[1] * log_prior
-    return best[1]
+    return np.log(np.asarray([(counts[m] + 1) / (total + len(pool_ids)) for m in pool_ids]))
+
+
+def pick_prior_shift(
+    tasks: Sequence[TaskRecord], logits: np.ndarray, log_priors: np.ndarray, pool_ids: Sequence[str]
+) -> float:
+    """The tau of `PRIOR_SHIFTS` whose routes argmax(logits + tau x log prior) do best on `tasks`.
+
+    `logits` and `log_priors` are per task (rows), each from a policy that never saw that task. A route
+    scores resolved - slope x cost, the slope of the single models' mix frontier on `tasks`: a router
+    above that line beats every random mix of single models there. The first (safest) tau stays unless
+    another beats it by `SHIFT_EVIDENCE` standard errors of the paired per-task difference."""
+    slope = frontier_slope(tasks, pool_ids)
+
+    def per_task(tau: float) -> np.ndarray:
+        routes = (logits + tau * log_priors).argmax(axis=1)
+        return np.asarray(
+            [
+                (s := score_route(t, pool_ids[int(r)])).resolved_if_chosen - slope * s.cost_if_chosen
+                for t, r in zip(tasks, routes, strict=True)
+            ]
+        )
+
+    safe = per_task(PRIOR_SHIFTS[0])
+    chosen, best_gain = PRIOR_SHIFTS[0], 0.0
+    for tau in PRIOR_SHIFTS[1:]:
+        diff = per_task(tau) - safe
+        se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+        gain = float(diff.mean())
+        if gain > SHIFT_EVIDENCE * se and gain > best_gain + 1e-12:
+            chosen, best_gain = tau, gain
+    return chosen
 
 
 STALL_SIGNAL = 0.05
@@ -254,22 +232,65 @@ def fit_policy(
     progress: bool = False,
     on_step: Callable[[StepMetrics], None] | None = None,
 ) -> FitResult:
-    """GRPO of a fresh policy on `train_tasks` (each task once; `cfg.upsample` repeats rare labels).
+    """GRPO of a fresh policy on `train_tasks` (each task once; `cfg.upsample` repeats rare labels),
+    then, with `cfg.shift_folds`, the prior shift chosen by cross-fitting (`pick_prior_shift`).
 
-    Everything fitted (features, the upsampling) reads `train_tasks` only. `eval_tasks`, when given,
-    are scored greedily every `steps/10` steps for the step records; they never change training.
+    Everything fitted (features, the upsampling, the shift) reads `train_tasks` only. `eval_tasks`, when
+    given, are scored greedily every `steps/10` steps for the step records; they never change training.
     """
     pool_ids = list(pool_ids)
     uniq = unique_tasks(train_tasks)
     if not uniq:
         raise LocalTrainError("no train tasks to fit the local router on")
-    if cfg.shift_folds:
-        return _fit_with_crossfitted_shift(cfg, list(train_tasks), pool_ids, eval_tasks, progress, on_step)
-    fit_tasks, val_tasks = inner_validation(cfg, list(train_tasks))
-    epoch = upsampled(fit_tasks, cfg.split_seed) if cfg.upsample else fit_tasks
+    if not cfg.shift_folds:
+        return _grpo(cfg, list(train_tasks), pool_ids, eval_tasks, progress, on_step)
+    if len(uniq) < MIN_TASKS_PER_SHIFT_FOLD * cfg.shift_folds:
+        fit = _grpo(cfg, list(train_tasks), pool_ids, eval_tasks, progress, on_step)
+        note = (
+            f"no prior shift: {len(uniq)} train tasks are too few to choose it on {cfg.shift_folds} folds "
+            f"(at least {MIN_TASKS_PER_SHIFT_FOLD} per fold)"
+        )
+        return fit.model_copy(update={"warning": "; ".join(w for w in (fit.warning, note) if w)})
+    # Cross-fitting: each task's logits come from a policy trained without it.
+    plain = cfg.model_copy(update={"shift_folds": 0})
+    logits: dict[str, np.ndarray] = {}
+    priors: dict[str, np.ndarray] = {}
+    for fold in stratified_folds(uniq, cfg.shift_folds, cfg.seed):
+        held = set(fold)
+        rest = [t for t in train_tasks if t.instance_id not in held]
+        inner = _grpo(plain, rest, pool_ids, (), False, None, keep_records=False).policy
+        tasks = [t for t in uniq if t.instance_id in held]
+        prior = _log_prior(rest, pool_ids)
+        for t, row in zip(tasks, inner.logits(tasks), strict=True):
+            logits[t.instance_id], priors[t.instance_id] = row, prior
+    tau = pick_prior_shift(
+        uniq,
+        np.stack([logits[t.instance_id] for t in uniq]),
+        np.stack([priors[t.instance_id] for t in uniq]),
+        pool_ids,
+    )
+    shift = tau * _log_prior(uniq, pool_ids)
+    final = _grpo(plain, list(train_tasks), pool_ids, eval_tasks, progress, on_step, shift)
+    return final.model_copy(update={"prior_shift": tau})
+
+
+def _grpo(
+    cfg: LocalTrainConfig,
+    train_tasks: list[TaskRecord],
+    pool_ids: list[str],
+    eval_tasks: Sequence[TaskRecord],
+    progress: bool,
+    on_step: Callable[[StepMetrics], None] | None,
+    bias_shift: np.ndarray | None = None,
+    keep_records: bool = True,
+) -> FitResult:
+    """The GRPO run itself; `bias_shift` is added to the final policy's bias (the prior shift).
+    `keep_records` False skips the per-step records (the cross-fitting's inner runs need only the policy)."""
+    uniq = unique_tasks(train_tasks)
+    epoch = upsampled(train_tasks, cfg.split_seed) if cfg.upsample else train_tasks
     weights_5 = reward_weights(cfg.reward)
 
-    state = fit_features(cfg.features, unique_tasks(fit_tasks))
+    state = fit_features(cfg.features, uniq)
     # Featurise and score each distinct task once; upsampled copies share a row.
     row_of = {t.instance_id: r for r, t in enumerate(uniq)}
     x_uniq = featurize(cfg.features, state, uniq)
@@ -280,9 +301,6 @@ def fit_policy(
     reward_of = np.asarray([[s.weighted(weights_5) for s in row] for row in scores])
     eval_tasks = list(eval_tasks)
     x_eval = featurize(cfg.features, state, eval_tasks) if eval_tasks else None
-    x_val = featurize(cfg.features, state, val_tasks) if val_tasks else None
-    slope = frontier_slope(unique_tasks(fit_tasks), pool_ids) if val_tasks else 0.0
-    best: tuple[float, int, np.ndarray, np.ndarray] | None = None  # (val score, step, weights, bias)
 
     k = len(pool_ids)
     dim = feature_dim(cfg.features, state)
@@ -320,6 +338,14 @@ def fit_policy(
             tail_b += policy.bias
         step_times.append(time.perf_counter() - t0)
 
+        if step == cfg.steps:  # the policy that routes: the tail average, shifted (scored just below)
+            if tail_start < cfg.steps:
+                policy.weights = tail_w / (cfg.steps - tail_start)
+                policy.bias = tail_b / (cfg.steps - tail_start)
+            if bias_shift is not None:
+                policy.bias = policy.bias + bias_shift
+        if not keep_records:
+            continue
         entropy = float(-(probs * np.log(np.clip(probs, 1e-12, None))).sum(axis=1).mean())
         held = (
             _greedy_eval(policy, eval_tasks, x_eval)
@@ -336,85 +362,19 @@ def fit_policy(
             route_share={m: _r(float((actions == j).mean())) for j, m in enumerate(pool_ids)},
             **held,
         )
-        if (
-            x_val is not None
-            and cfg.val_select == "step"
-            and (step % cfg.val_every == 0 or step == cfg.steps)
-        ):
-            score = validation_score(cfg, val_tasks, policy.route_from_features(x_val), slope)
-            record = record.model_copy(update={"val_score": _r(score)})
-            if best is None or score > best[0] + 1e-12:
-                best = (score, step, policy.weights.copy(), policy.bias.copy())
         records.append(record)
         if on_step is not None:
             on_step(record)
         bar.set_postfix(reward=f"{record.reward:.3f}", entropy=f"{entropy:.3f}", refresh=False)
     bar.close()
-    chosen = cfg.steps
-    if best is not None:
-        _, chosen, policy.weights, policy.bias = best
-    elif cfg.steps > tail_start:
-        policy.weights, policy.bias = tail_w / (cfg.steps - tail_start), tail_b / (cfg.steps - tail_start)
-    shift = 0.0
-    if x_val is not None and cfg.val_select == "prior_shift":
-        shift = choose_prior_shift(cfg, policy, fit_tasks, val_tasks, x_val, slope)
     return FitResult(
         policy=policy,
         steps=records,
-        chosen_step=chosen,
         train_task_ids=[t.instance_id for t in uniq],
         train_tasks=len(epoch),
         seconds_per_step=sum(step_times) / len(step_times),
-        warning=stall_warning(records),
-        prior_shift=shift,
+        warning=stall_warning(records) if keep_records else None,
     )
-
-
-def _log_prior(tasks: Sequence[TaskRecord], pool_ids: Sequence[str]) -> np.ndarray:
-    """log of each model's share of oracle labels on `tasks` (add-one smoothed: never log 0)."""
-    counts = Counter(t.oracle for t in unique_tasks(tasks))
-    total = sum(counts.values())
-    return np.log(np.asarray([(counts[m] + 1) / (total + len(pool_ids)) for m in pool_ids]))
-
-
-def _fit_with_crossfitted_shift(
-    cfg: LocalTrainConfig,
-    train_tasks: list[TaskRecord],
-    pool_ids: list[str],
-    eval_tasks: Sequence[TaskRecord],
-    progress: bool,
-    on_step: Callable[[StepMetrics], None] | None,
-) -> FitResult:
-    """`shift_folds` inner fits score every train task out of fold; tau is chosen on all of them; the
-    final policy is trained on every train task and shifted by that tau."""
-    plain = cfg.model_copy(update={"shift_folds": 0, "val_fraction": 0.0})
-    uniq = unique_tasks(train_tasks)
-    folds = stratified_folds(uniq, cfg.shift_folds, cfg.seed)
-    logits: dict[str, np.ndarray] = {}
-    priors: dict[str, np.ndarray] = {}
-    for fold in folds:
-        held = set(fold)
-        inner = fit_policy(plain, [t for t in train_tasks if t.instance_id not in held], pool_ids)
-        tasks = [t for t in uniq if t.instance_id in held]
-        z = np.asarray(inner.policy.featurize(tasks) @ inner.policy.weights) + inner.policy.bias
-        prior = _log_prior([t for t in uniq if t.instance_id not in held], pool_ids)
-        for t, row in zip(tasks, z, strict=True):
-            logits[t.instance_id], priors[t.instance_id] = row, prior
-    slope = frontier_slope(uniq, pool_ids)
-    z_all = np.stack([logits[t.instance_id] for t in uniq])
-    p_all = np.stack([priors[t.instance_id] for t in uniq])
-    best: tuple[float, float] | None = None
-    for tau in PRIOR_SHIFTS:
-        routes = [pool_ids[int(i)] for i in (z_all + tau * p_all).argmax(axis=1)]
-        score = validation_score(cfg, uniq, routes, slope)
-        if best is None or score > best[0] + 1e-12:
-            best = (score, tau)
-    assert best is not None
-    final = fit_policy(
-        plain, train_tasks, pool_ids, eval_tasks=eval_tasks, progress=progress, on_step=on_step
-    )
-    final.policy.bias = final.policy.bias + best[1] * _log_prior(uniq, pool_ids)
-    return final.model_copy(update={"prior_shift": best[1]})
 
 
 def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainResult:
@@ -448,7 +408,7 @@ def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainRe
                 cfg, train_tasks, pool_ids, eval_tasks=eval_tasks, progress=progress, on_step=stream
             )
         policy = fit.policy
-        ckpt = checkpoint_of(policy, cfg, table_name, table_sha, fit.train_task_ids, fit.chosen_step)
+        ckpt = checkpoint_of(policy, cfg, table_name, table_sha, fit.train_task_ids, cfg.steps)
         save_checkpoint(ckpt, staged / CHECKPOINT_FILE)
         summary = heldout_summary(eval_tasks, pool_ids, policy.route(eval_tasks))
         (staged / SUMMARY_FILE).write_text(
