@@ -152,9 +152,14 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # TableError, LocalTrainError: the message names the file
         return bad_input("local", exc)
     print(format_summary(result.summary))
+    shift = (
+        f"; prior shift tau {result.prior_shift:g}, chosen on {cfg.shift_folds} cross-fitted folds"
+        if cfg.shift_folds
+        else ""
+    )
     print(
-        f"trained {result.steps} steps on {result.train_tasks} train tasks (upsampled: {cfg.upsample}) in "
-        f"{result.wall_seconds:.1f} s ({1000 * result.seconds_per_step:.1f} ms/step)"
+        f"trained {result.steps} steps on {result.train_tasks} train tasks (upsampled: {cfg.upsample})"
+        f"{shift}; {result.wall_seconds:.1f} s in all, {1000 * result.seconds_per_step:.1f} ms/step"
     )
     print(f"checkpoint: {result.checkpoint_path}")
     print(f"metrics:    {result.metrics_path}")

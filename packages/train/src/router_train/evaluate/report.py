@@ -282,7 +282,8 @@ def render_terminal(report: EvalReport) -> str:
     out.append("")
     out.append(
         "vs random mix: resolved-rate points above the best random mix of single models at equal cost, "
-        "[95% paired bootstrap over tasks]" + (", sd over fold seeds" if report.design.fold_seeds else "")
+        "[95% paired bootstrap over tasks]"
+        + (", sd over fold seeds" if len(report.design.fold_seeds) > 1 else "")
     )
     out += [f"note: {n}" for n in report.notes]
     return "\n".join(out) + "\n"

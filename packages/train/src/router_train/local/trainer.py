@@ -67,6 +67,8 @@ class LocalTrainResult(BaseModel):
     """Mean wall time of one GRPO step."""
     warning: str | None = None
     """Set when training stalled (`stall_warning`); the CLI prints it."""
+    prior_shift: float = 0.0
+    """The tau of the prior shift folded into the router's bias (`pick_prior_shift`)."""
 
 
 def reward_weights(weights: RewardWeights) -> tuple[float, ...]:
@@ -424,4 +426,5 @@ def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainRe
         wall_seconds=time.perf_counter() - start,
         seconds_per_step=fit.seconds_per_step,
         warning=fit.warning,
+        prior_shift=fit.prior_shift,
     )
