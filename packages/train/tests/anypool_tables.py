@@ -20,10 +20,12 @@ def synthetic_index(
     repos: tuple[str, ...] = ("org/alpha", "org/beta"),
     hard_share: float = 0.5,
     seed: int = 0,
+    providers: dict[str, str] | None = None,
 ) -> CandidateIndex:
     """`n_tasks` tasks; a task is hard (its issue says "segfault", else "typo") with `hard_share`,
     its repo cycles over `repos`. `models[id]` is the model's cost per task; `resolves(model, repo,
-    kind)` (kind: "hard" / "easy") says whether it resolves a task."""
+    kind)` (kind: "hard" / "easy") says whether it resolves a task; `providers[id]` its maker (None
+    without)."""
     rng = random.Random(seed)
     ids = sorted(models)
     tasks = []
@@ -50,7 +52,7 @@ def synthetic_index(
                 name=m,
                 base_model=m,
                 effort=None,
-                provider=None,
+                provider=(providers or {}).get(m),
                 runs=[
                     CandidateRun(
                         run=f"run-{m}",

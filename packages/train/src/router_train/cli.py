@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from router_oracle.atomic_file import OutputPathError
-from router_train import anypool_cli, evaluate_cli, launch_cli, local_cli
+from router_train import anypool_cli, evaluate_anypool_cli, evaluate_cli, launch_cli, local_cli
 from router_train.cli_args import EXIT_INTERRUPTED, bad_input
 
 
@@ -22,7 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
             "Train and judge model routers for SWE-bench tasks. `launch` runs GRPO on Prime Hosted "
             "Training (prime-rl), `local` runs a small GRPO trainer on the CPU (`local-anypool`: one that "
             "routes any pool of models), `evaluate` scores any "
-            "router against the oracle, single-model baselines and cost."
+            "router against the oracle, single-model baselines and cost (`evaluate-anypool`: the any-pool "
+            "router on models it never trained with)."
         ),
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -30,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     local_cli.register(sub)
     anypool_cli.register(sub)
     evaluate_cli.register(sub)
+    evaluate_anypool_cli.register(sub)
     return parser
 
 

@@ -33,6 +33,23 @@ class TaskResample:
         self.mr = model_resolved[:, self.idx].mean(axis=2)
         self.mc = model_cost[:, self.idx].mean(axis=2)
 
+    def gap_samples(
+        self, resolved: Sequence[float], cost: Sequence[float], *, floor_at_cheapest: bool = False
+    ) -> np.ndarray:
+        """(router resolved - best mix at the router's cost) on each resample, shape (resamples,).
+
+        `resolved`, `cost`: the router's expected outcome per task, in the same task order. NaN on the
+        resamples where the router is cheaper than every single model (no mix to compare with), unless
+        `floor_at_cheapest`: there it is compared with the cheapest single model instead (the best mix
+        at that model's cost), so it gets no credit for costing less."""
+        r = np.asarray(resolved, dtype=float)[self.idx].mean(axis=1)
+        c = np.asarray(cost, dtype=float)[self.idx].mean(axis=1)
+        if floor_at_cheapest:
+            c = np.maximum(c, self.mc.min(axis=0))
+        best = mix_resolved_at_cost(self.mr, self.mc, c)
+        out: np.ndarray = np.where(np.isfinite(best), r - best, np.nan)
+        return out
+
     def gap_interval(
         self, resolved: Sequence[float], cost: Sequence[float], level: float = 0.95
     ) -> tuple[float, float] | None:
@@ -41,16 +58,17 @@ class TaskResample:
         `resolved`, `cost`: the router's expected outcome per task, in the same task order. None when
         the router is cheaper than every single model on most resamples (no mix to compare with).
         """
-        r = np.asarray(resolved, dtype=float)[self.idx].mean(axis=1)
-        c = np.asarray(cost, dtype=float)[self.idx].mean(axis=1)
-        best = mix_resolved_at_cost(self.mr, self.mc, c)
-        ok = np.isfinite(best)
-        if ok.sum() < 0.5 * len(best):
-            return None
-        gaps = (r - best)[ok]
-        tail = 100 * (1 - level) / 2
-        lo, hi = np.percentile(gaps, [tail, 100 - tail])
-        return float(lo), float(hi)
+        return percentile_interval(self.gap_samples(resolved, cost), level)
+
+
+def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float, float] | None:
+    """Percentile interval of the finite bootstrap `samples`; None when half of them or more are NaN."""
+    ok = np.isfinite(samples)
+    if ok.sum() < 0.5 * len(samples):
+        return None
+    tail = 100 * (1 - level) / 2
+    lo, hi = np.percentile(samples[ok], [tail, 100 - tail])
+    return float(lo), float(hi)
 
 
 def mix_resolved_at_cost(mr: np.ndarray, mc: np.ndarray, cost: np.ndarray) -> np.ndarray:

@@ -9,17 +9,14 @@ vocabularies, the cheapest model and every other statistic come from them.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-
-from tqdm import tqdm
 
 from router_oracle.table import TaskRecord
 from router_train.evaluate import baselines
 from router_train.evaluate.decisions import UNPARSEABLE, Decisions, EvaluateError, SourceKind, from_labels
 from router_train.evaluate.design import Partition
+from router_train.evaluate.forked import fork_map
 
 Fitter = Callable[[Sequence[TaskRecord], Sequence[TaskRecord], int], list[Decisions]]
 """(train tasks, test tasks, seed) -> one Decisions per router it fits, covering every test task."""
@@ -92,20 +89,6 @@ def _pick(label: str) -> str | None:
     return None if label == UNPARSEABLE else label
 
 
-_JOB: tuple[list[Partition], list[Fitter], int] | None = None
-"""The work of `fit_partitions`, where forked worker processes find it (nothing is pickled to them)."""
-
-
-def _fit_one(index: int) -> list[Decisions]:
-    assert _JOB is not None
-    partitions, fitters, seed = _JOB
-    p = partitions[index]
-    out: list[Decisions] = []
-    for fit in fitters:
-        out += fit(p.train, p.test, seed)
-    return out
-
-
 def fit_partitions(
     partitions: Sequence[Partition],
     fitters: Sequence[Fitter],
@@ -119,7 +102,6 @@ def fit_partitions(
     Checks the invariants the report rests on: no partition routes a task it trains on, each router
     routes every test task, and within a repeat no task is routed twice.
     """
-    global _JOB
     partitions = list(partitions)
     for p in partitions:
         overlap = {t.instance_id for t in p.train} & {t.instance_id for t in p.test}
@@ -128,31 +110,14 @@ def fit_partitions(
     out = FittedDecisions()
     if not fitters:
         return out
-    _JOB = (partitions, list(fitters), seed)
-    try:
-        bar = tqdm(
-            total=len(partitions), desc="fitting routers", unit="fit", disable=None if progress else True
-        )
-        jobs = max(1, min(jobs, len(partitions), os.cpu_count() or 1))
-        if jobs == 1:
-            results = []
-            for i in range(len(partitions)):
-                results.append(_fit_one(i))
-                bar.update()
-        else:
-            # fork: workers inherit the loaded modules and the job (no re-import, nothing pickled out).
-            import multiprocessing
 
-            ctx = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-                futures = [pool.submit(_fit_one, i) for i in range(len(partitions))]
-                for fut in futures:
-                    fut.result()
-                    bar.update()
-                results = [fut.result() for fut in futures]
-        bar.close()
-    finally:
-        _JOB = None
+    def fit_one(index: int) -> list[Decisions]:
+        p = partitions[index]
+        return [d for fit in fitters for d in fit(p.train, p.test, seed)]
+
+    results = fork_map(
+        fit_one, len(partitions), jobs=jobs, desc="fitting routers", unit="fit", progress=progress
+    )
     repeats = max(p.repeat for p in partitions) + 1
     for p, decisions in zip(partitions, results, strict=True):
         test_ids = {t.instance_id for t in p.test}

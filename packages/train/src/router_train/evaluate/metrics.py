@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from router_frontier_rl.rewards import score_route
@@ -160,6 +161,21 @@ def total_variation(p: dict[str, float], q: dict[str, float]) -> float:
     return 0.5 * sum(abs(p.get(k, 0.0) - q.get(k, 0.0)) for k in sorted(set(p) | set(q)))
 
 
+def per_task_outcomes(decisions: Decisions, tasks: Sequence[TaskRecord]) -> tuple[list[float], list[float]]:
+    """Per task, the expected (resolved, cost) of `decisions`: the values `compute_metrics` averages and
+    bootstraps (a missing task resolves nothing and costs nothing)."""
+    resolved, cost = [], []
+    for t in tasks:
+        task_r = task_c = 0.0
+        for label, w in _distribution(decisions, t).items():
+            r, c, _ = task_outcome(t, label)
+            task_r += w * r
+            task_c += w * c
+        resolved.append(task_r)
+        cost.append(task_c)
+    return resolved, cost
+
+
 def compute_metrics(
     decisions: Decisions,
     tasks: Sequence[TaskRecord],
@@ -270,3 +286,14 @@ def single_model_points(tasks: Sequence[TaskRecord], model_ids: Sequence[str]) -
         c = sum(o[1] for o in outcomes) / n
         points.append(ModelPoint(model=m, cost=_r(c), resolved=_r(r)))
     return points
+
+
+def task_resample(tasks: Sequence[TaskRecord], model_ids: Sequence[str], seed: int) -> TaskResample:
+    """The bootstrap resamples of `tasks` (indices fixed by `seed` and the task count), with each pool
+    model's outcome on every task: the same seed and task count give the same resamples in any pool."""
+    outcomes = [[task_outcome(t, m) for t in tasks] for m in model_ids]
+    return TaskResample(
+        np.array([[o[0] for o in row] for row in outcomes]),
+        np.array([[o[1] for o in row] for row in outcomes]),
+        seed,
+    )

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from router_frontier_rl.split import SplitName
@@ -18,7 +17,6 @@ from router_oracle.frontier import frontier_vertices
 from router_oracle.noise import NoiseEstimate, default_measured, estimate_noise
 from router_oracle.table import OracleTable, TaskRecord, load_table
 from router_train.evaluate import baselines
-from router_train.evaluate.bootstrap import TaskResample
 from router_train.evaluate.decisions import Decisions, EvaluateError, from_labels
 from router_train.evaluate.design import Partition, fold_partitions, split_partition
 from router_train.evaluate.fitted import (
@@ -32,7 +30,7 @@ from router_train.evaluate.metrics import (
     compute_metrics,
     oracle_distribution,
     single_model_points,
-    task_outcome,
+    task_resample,
 )
 from router_train.evaluate.plot import render_png
 from router_train.evaluate.report import (
@@ -148,7 +146,10 @@ def _pts(x: float | None) -> float | None:
     return None if x is None else round(100 * x, 4) + 0.0
 
 
-def _gap(metrics_gap: float | None, ci: tuple[float, float] | None, by_repeat: list[float | None]) -> Gap:
+def gap_in_points(
+    metrics_gap: float | None, ci: tuple[float, float] | None, by_repeat: list[float | None]
+) -> Gap:
+    """A gap, its interval and its value per fold seed (fractions, as the metrics give them) in points."""
     per_seed = [_pts(g) for g in by_repeat]
     known = [g for g in per_seed if g is not None]
     return Gap(
@@ -160,7 +161,7 @@ def _gap(metrics_gap: float | None, ci: tuple[float, float] | None, by_repeat: l
     )
 
 
-def _evaluation(
+def build_evaluation(
     name: str,
     tasks: list[TaskRecord],
     pool: list[str],
@@ -174,18 +175,15 @@ def _evaluation(
     `routers`: (pooled decisions, decisions per fold seed (empty outside cross-validation), in-sample);
     `oracle_noise`: the rollout-noise estimate on `tasks`."""
     singles = single_model_points(tasks, pool)
-    outcomes = [[task_outcome(t, m) for t in tasks] for m in pool]
-    resample = TaskResample(
-        np.array([[o[0] for o in row] for row in outcomes]),
-        np.array([[o[1] for o in row] for row in outcomes]),
-        seed,
-    )
+    resample = task_resample(tasks, pool, seed)
     rows = []
     for d, repeats, in_sample in routers:
         m = compute_metrics(d, tasks, singles, resample)
         assert m.frontier is not None
         per_seed = [compute_metrics(r, tasks, singles).frontier for r in repeats]
-        gap = _gap(m.frontier.gap_vs_mix, m.frontier.gap_ci, [f.gap_vs_mix if f else None for f in per_seed])
+        gap = gap_in_points(
+            m.frontier.gap_vs_mix, m.frontier.gap_ci, [f.gap_vs_mix if f else None for f in per_seed]
+        )
         rows.append(
             RouterRow(
                 name=d.name,
@@ -329,7 +327,7 @@ def evaluate(
         return estimate_noise(table, [t.instance_id for t in sub], measured=measured)
 
     evaluations = [
-        _evaluation(
+        build_evaluation(
             "all",
             tasks,
             pool,
@@ -343,7 +341,7 @@ def evaluate(
         sub = [t for t in tasks if t.instance_id in set(ids)]
         label = ", ".join(e.decisions.name for e in group)
         evaluations.append(
-            _evaluation(
+            build_evaluation(
                 f"the {len(sub)} tasks of {label}",
                 sub,
                 pool,

@@ -1,0 +1,293 @@
+"""`evaluate_any_pool`: the any-pool router on held-out tasks AND held-out models, next to fixed-pool
+routers trained on each evaluation pool and the pool's oracle; `write_report` writes the files."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from router_oracle.atomic_file import write_bytes_atomic
+from router_oracle.derive import CandidateIndex
+from router_oracle.noise import estimate_noise
+from router_oracle.table import OracleTable
+from router_train.anypool import AnyPoolTrainConfig
+from router_train.evaluate import baselines
+from router_train.evaluate.bootstrap import RESAMPLES
+from router_train.evaluate.decisions import Decisions, EvaluateError
+from router_train.evaluate.design import fold_partitions
+from router_train.evaluate.fitted import FittedDecisions
+from router_train.evaluate.report import Evaluation, TableInfo
+from router_train.evaluate.run import build_evaluation
+from router_train.evaluate_anypool.design import (
+    EvalPool,
+    HeldOutDesign,
+    HeldOutGroup,
+    NamedPool,
+    check_named_pools,
+    evaluation_pools,
+)
+from router_train.evaluate_anypool.fits import ANYPOOL_NAME, FIXED_NAMES, fit_all
+from router_train.evaluate_anypool.plot import render_png
+from router_train.evaluate_anypool.pool_average import (
+    AverageGap,
+    GapDifference,
+    PoolGaps,
+    average_gaps,
+    gap_differences,
+    pool_gaps,
+)
+from router_train.evaluate_anypool.report import (
+    PLOT_PNG,
+    AnyPoolDesign,
+    AnyPoolEvalReport,
+    CandidatesInfo,
+    GroupAverage,
+    PoolResult,
+    dumps_report,
+    render_markdown,
+)
+from router_train.local import LocalTrainConfig
+
+REPORT_JSON = "report.json"
+REPORT_MD = "report.md"
+
+ORACLE_NAME = "oracle"
+"""Row name of the pool's oracle (`evaluate.baselines.oracle`)."""
+
+
+def quick_configs() -> tuple[AnyPoolTrainConfig, LocalTrainConfig]:
+    """Few-step trainers for smoke runs and tests (`--quick`): checks the plumbing, not the result."""
+    return (
+        AnyPoolTrainConfig(steps=20, pool_bank=16, pool_sizes=[2, 3]),
+        LocalTrainConfig(steps=20, tasks_per_step=32),
+    )
+
+
+def _check_inputs(
+    index: CandidateIndex, table: OracleTable, groups: Sequence[HeldOutGroup], anypool: AnyPoolTrainConfig
+) -> None:
+    known = set(index.task_ids)
+    missing = [t.instance_id for t in table.tasks if t.instance_id not in known]
+    if missing:
+        raise EvaluateError(
+            f"{index.label}: the candidates table lacks {len(missing)} tasks of the reference table "
+            f"(e.g. {missing[0]})"
+        )
+    if not groups:
+        raise EvaluateError("no held-out group to evaluate")
+    need = max(anypool.pool_sizes)
+    for g in groups:
+        left = len(index.model_ids) - len(g.models)
+        if left < need:
+            raise EvaluateError(
+                f"held-out group {g.name}: {left} candidate models remain for training, the any-pool "
+                f"trainer's pool sizes {anypool.pool_sizes} need {need}"
+            )
+
+
+def _held_out_share(d: Decisions, held: set[str]) -> float:
+    n = max(len(d.choices), 1)
+    return round(sum(w for dist in d.choices.values() for m, w in dist.items() if m in held) / n, 6) + 0.0
+
+
+def evaluate_any_pool(
+    index: CandidateIndex,
+    table: OracleTable,
+    table_info: TableInfo,
+    groups: Sequence[HeldOutGroup],
+    *,
+    held_out_by: HeldOutDesign = "explicit",
+    drawn_pools: int = 3,
+    pool_size: int = 3,
+    pool_seed: int = 0,
+    named_pools: Sequence[NamedPool] = (),
+    folds: int = 5,
+    fold_seeds: Sequence[int] = (0,),
+    anypool_config: AnyPoolTrainConfig | None = None,
+    fixed_config: LocalTrainConfig | None = None,
+    seed: int = 0,
+    jobs: int = 1,
+    progress: bool = False,
+) -> AnyPoolEvalReport:
+    """Leave-one-group-out over `groups` x K-fold cross-validation over the reference table's tasks.
+
+    Per group and task partition an any-pool router is trained on the train tasks with pools drawn
+    from every candidate outside the group; it routes the test tasks of each of the group's evaluation
+    pools (`drawn_pools` seeded pools of `pool_size` holding a group model, plus the named pools holding
+    one). Per evaluation pool and partition, the fixed-pool routers are trained on that pool alone. Each
+    pool evaluation scores every router on all tasks of the pool's table; the averages over pools carry
+    a bootstrap interval over tasks (`pool_average`)."""
+    anypool_config = anypool_config or AnyPoolTrainConfig()
+    fixed_config = fixed_config or LocalTrainConfig()
+    _check_inputs(index, table, groups, anypool_config)
+    check_named_pools(index, named_pools)
+    pools = [
+        evaluation_pools(index, g, drawn=drawn_pools, size=pool_size, seed=pool_seed, named=named_pools)
+        for g in groups
+    ]
+    if not any(pools):
+        raise EvaluateError(
+            "no evaluation pool: ask for drawn pools (--pools) or name a pool holding a held-out model"
+        )
+    partitions = fold_partitions(table, table_info.file, folds, fold_seeds)
+    routed = fit_all(
+        index,
+        partitions,
+        groups,
+        pools,
+        anypool_config=anypool_config,
+        fixed_config=fixed_config,
+        seed=seed,
+        jobs=jobs,
+        progress=progress,
+    )
+
+    all_ids = sorted(t.instance_id for t in table.tasks)
+    repeats = len(fold_seeds)
+    results: list[PoolResult] = []
+    gaps: list[PoolGaps] = []
+    shares: list[dict[str, float]] = []
+    group_of: list[int] = []
+    for gi, g in enumerate(groups):
+        for k, pool in enumerate(pools[gi]):
+            result, pg = _pool_evaluation(
+                index, pool, g, all_ids, routed.anypool[(gi, k)], routed.fixed[tuple(pool.ids)], repeats, seed
+            )
+            results.append(result)
+            gaps.append(pg)
+            shares.append(result.held_out_pick_share)
+            group_of.append(gi)
+    for picks in [*routed.anypool.values(), *(p for f in routed.fixed.values() for p in f.values())]:
+        if any(set(rep) != set(all_ids) for rep in picks):
+            raise EvaluateError("a router did not route every task exactly once per fold seed")
+
+    names = [ANYPOOL_NAME, *FIXED_NAMES, ORACLE_NAME]
+    evaluations = [r.evaluation for r in results]
+
+    def summarise(keep: list[int]) -> tuple[list[AverageGap], list[GapDifference]]:
+        sub = [gaps[i] for i in keep]
+        return (
+            average_gaps(sub, [evaluations[i] for i in keep], [shares[i] for i in keep], names),
+            gap_differences(sub, ANYPOOL_NAME, FIXED_NAMES),
+        )
+
+    averages, differences = summarise(list(range(len(results))))
+    by_group = []
+    for gi, g in enumerate(groups):
+        keep = [i for i, x in enumerate(group_of) if x == gi]
+        if not keep:
+            continue
+        avg, diff = summarise(keep)
+        by_group.append(
+            GroupAverage(
+                group=g.name,
+                n_pools=len(keep),
+                train_models=len(routed.train_models[gi]),
+                averages=avg,
+                differences=diff,
+            )
+        )
+    notes = [
+        f"{len(partitions) * len(routed.train_models)} any-pool routers trained "
+        f"({len(routed.train_models)} groups x {folds} folds x "
+        f"{repeats} fold seeds), each on the {min(len(p.train) for p in partitions)}-"
+        f"{max(len(p.train) for p in partitions)} tasks outside the fold it routes; "
+        f"{len(partitions) * len(routed.fixed)} fits of each fixed-pool router "
+        f"({len(routed.fixed)} distinct pools)"
+    ]
+    floored = [f"{r.group} {r.pool.name} ({', '.join(r.floored)})" for r in results if r.floored]
+    if floored:
+        notes.append(
+            "cheaper than every single model of the pool, so compared with the cheapest one (no credit for "
+            f"the saving; `evaluate` leaves this gap undefined): {'; '.join(floored)}"
+        )
+    unused = [p.name for p in named_pools if not any(set(p.ids) & set(g.models) for g in groups)]
+    if unused:
+        notes.append(f"named pools holding no held-out model, not evaluated: {', '.join(unused)}")
+    return AnyPoolEvalReport(
+        candidates=CandidatesInfo(
+            label=index.label,
+            sha256=index.digest(),
+            n_models=len(index.model_ids),
+            n_tasks=len(index.task_ids),
+        ),
+        table=table_info,
+        design=AnyPoolDesign(
+            folds=folds,
+            fold_seeds=list(fold_seeds),
+            held_out_by=held_out_by,
+            groups=list(groups),
+            pool_size=pool_size,
+            drawn_pools=drawn_pools,
+            pool_seed=pool_seed,
+            named_pools=list(named_pools),
+            anypool=anypool_config,
+            fixed=fixed_config,
+            resamples=RESAMPLES,
+        ),
+        seed=seed,
+        averages=averages,
+        differences=differences,
+        by_group=by_group,
+        pools=results,
+        notes=notes,
+    )
+
+
+def _pool_evaluation(
+    index: CandidateIndex,
+    pool: EvalPool,
+    group: HeldOutGroup,
+    all_ids: list[str],
+    anypool_picks: list[dict[str, str]],
+    fixed_picks: dict[str, list[dict[str, str]]],
+    repeats: int,
+    seed: int,
+) -> tuple[PoolResult, PoolGaps]:
+    """Every router on every task of one pool's table, and its gaps for the averages."""
+    tasks = index.records(index.pool(pool.ids), all_ids)
+    fitted = FittedDecisions(
+        kinds={ANYPOOL_NAME: "local", FIXED_NAMES[0]: "local", FIXED_NAMES[1]: "baseline"},
+        picks={ANYPOOL_NAME: anypool_picks, **{n: fixed_picks[n] for n in FIXED_NAMES}},
+    )
+    oracle = baselines.oracle(tasks)
+    routers = {n: (fitted.pooled(n), fitted.by_repeat(n)) for n in (ANYPOOL_NAME, *FIXED_NAMES)}
+    routers[ORACLE_NAME] = (oracle, [oracle] * repeats)
+    # The part of this pool's oracle lead that rollout noise alone would produce, as `evaluate` shows it.
+    noise = estimate_noise(index.table(pool.ids), all_ids)
+    evaluation: Evaluation = build_evaluation(
+        pool.name, tasks, pool.ids, seed, [(d, reps, False) for d, reps in routers.values()], None, noise
+    )
+    gaps = pool_gaps(tasks, pool.ids, routers, seed)
+    held = set(pool.held_out)
+    result = PoolResult(
+        group=group.name,
+        pool=pool,
+        gaps={n: gaps.gap(n) for n in routers},
+        floored=gaps.floored,
+        held_out_oracle_share=round(sum(t.oracle in held for t in tasks) / len(tasks), 6) + 0.0,
+        held_out_pick_share={n: _held_out_share(d, held) for n, (d, _) in routers.items()},
+        evaluation=evaluation,
+    )
+    return result, gaps
+
+
+def write_report(
+    report: AnyPoolEvalReport, outdir: str | os.PathLike[str], *, plot: bool = True
+) -> list[Path]:
+    """Write report.json, report.md and the PNG into `outdir`; each file appears whole or not at all.
+
+    Everything is rendered before the first write, so a rendering error leaves no file behind."""
+    out = Path(outdir)
+    files: dict[str, bytes] = {
+        REPORT_JSON: dumps_report(report).encode("utf-8"),
+        REPORT_MD: render_markdown(report, PLOT_PNG if plot else None).encode("utf-8"),
+    }
+    if plot:
+        files[PLOT_PNG] = render_png(report)
+    written = []
+    for name, data in files.items():
+        write_bytes_atomic(out / name, data)
+        written.append(out / name)
+    return written
