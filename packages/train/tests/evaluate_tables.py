@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 from router_oracle.table import (
     ModelOutcome,
@@ -14,6 +15,16 @@ from router_oracle.table import (
     TaskRecord,
 )
 from router_oracle.tie_rule import pick_for_task
+from router_train.local import LocalTrainConfig
+
+DATA = Path(__file__).parent / "data"
+VF_TRACES = DATA / "evaluate_vf_traces.jsonl"
+"""A real `vf-eval router-frontier-rl -r 2` output (stub model on 127.0.0.1), long texts trimmed."""
+VF_TABLE = DATA / "evaluate_vf_table.json"
+"""The bundled table cut to the 6 tasks of VF_TRACES, which its recorded rewards were scored on."""
+
+FAST_LOCAL = [("local-grpo", LocalTrainConfig(steps=10, tasks_per_step=16, shift_folds=0))]
+"""The local router with few steps: the evaluate tests check the plumbing, not how well it learns."""
 
 IDS = ["big", "mid", "small"]
 COST = {"big": 1.0, "mid": 0.4, "small": 0.1}

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from evaluate_tables import IDS, make_table
+from evaluate_tables import FAST_LOCAL, IDS, VF_TABLE, VF_TRACES, make_table
 
 from router_frontier_rl.split import select_tasks, stratified_folds
 from router_oracle.table import TaskRecord, write_table
@@ -16,13 +16,6 @@ from router_train.cli import main
 from router_train.evaluate import EvaluateError, Source, evaluate, read_table, write_report
 from router_train.evaluate.decisions import Decisions, from_labels
 from router_train.local import LocalTrainConfig, train_local
-
-FAST_LOCAL = [("local-grpo", LocalTrainConfig(steps=10, tasks_per_step=16))]
-"""The local router with few steps: these tests check the plumbing, not how well it learns."""
-
-DATA = Path(__file__).parent / "data"
-VF_TRACES = DATA / "evaluate_vf_traces.jsonl"
-VF_TABLE = DATA / "evaluate_vf_table.json"
 
 
 @pytest.fixture(scope="module")

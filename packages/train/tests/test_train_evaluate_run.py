@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from evaluate_tables import IDS, make_table
+from evaluate_tables import FAST_LOCAL, IDS, VF_TABLE, VF_TRACES, make_table
 
 from router_frontier_rl.split import select_tasks
 from router_oracle.table import write_table
@@ -24,12 +24,6 @@ from router_train.evaluate.metrics import compute_metrics
 from router_train.evaluate.traces import last_reply
 from router_train.local import LocalTrainConfig, load_policy, train_local
 
-DATA = Path(__file__).parent / "data"
-VF_TRACES = DATA / "evaluate_vf_traces.jsonl"
-"""A real `vf-eval router-frontier-rl -r 2` output (stub model on 127.0.0.1), long texts trimmed."""
-VF_TABLE = DATA / "evaluate_vf_table.json"
-"""The bundled table cut to the 6 tasks of VF_TRACES, which its recorded rewards were scored on."""
-
 
 @pytest.fixture(scope="module")
 def table_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -40,10 +34,6 @@ def table_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def rows_by_name(report):  # type: ignore[no-untyped-def]
     return {r.name: r for r in report.main.routers}
-
-
-FAST_LOCAL = [("local-grpo", LocalTrainConfig(steps=10, tasks_per_step=16))]
-"""The local router with few steps: these tests check the plumbing, not how well it learns."""
 
 
 def test_baselines_are_sane(table_file: Path) -> None:

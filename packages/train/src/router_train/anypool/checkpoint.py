@@ -7,14 +7,13 @@ candidates table given is the same one.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from router_oracle.atomic_file import write_text_atomic
 from router_oracle.derive import CandidateIndex
@@ -22,6 +21,7 @@ from router_oracle.table import TaskRecord
 from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
 from router_train.anypool.model_features import MODEL_FEATURES
 from router_train.anypool.policy import AnyPoolPolicy, PoolView
+from router_train.local.checkpoint import dumps_checkpoint, read_json_model, refuse_non_finite
 from router_train.local.config import FeatureConfig
 from router_train.local.features import FeatureState, feature_dim
 
@@ -70,6 +70,7 @@ class AnyPoolCheckpoint(BaseModel):
         d, dim = len(self.model_features), feature_dim(self.features, self.feature_state)
         if len(self.bias) != d or len(self.weights) != dim or any(len(r) != d for r in self.weights):
             raise ValueError(f"weights must be {dim} x {d} and bias {d} long for these features")
+        refuse_non_finite(self.weights, self.bias, self.feature_state)
         return self
 
 
@@ -97,27 +98,14 @@ def checkpoint_of(
     )
 
 
-def dumps_checkpoint(ckpt: AnyPoolCheckpoint) -> str:
-    """Canonical JSON text (byte-stable for the same run)."""
-    return json.dumps(ckpt.model_dump(mode="json"), separators=(",", ":")) + "\n"
-
-
 def save_checkpoint(ckpt: AnyPoolCheckpoint, path: str | os.PathLike[str]) -> None:
     write_text_atomic(Path(path), dumps_checkpoint(ckpt))
 
 
 def read_checkpoint(path: str | os.PathLike[str]) -> AnyPoolCheckpoint:
     """Read and validate a checkpoint; errors name the file."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise AnyPoolError(f"{path}: cannot read any-pool checkpoint: {exc.strerror}") from exc
-    try:
-        return AnyPoolCheckpoint.model_validate_json(text)
-    except ValidationError as exc:
-        raise AnyPoolError(
-            f"{path}: not a valid any-pool checkpoint (v{ANY_POOL_CHECKPOINT_VERSION}): {exc}"
-        ) from exc
+    what = f"any-pool checkpoint (v{ANY_POOL_CHECKPOINT_VERSION})"
+    return read_json_model(path, AnyPoolCheckpoint, what, AnyPoolError)
 
 
 def policy_of(ckpt: AnyPoolCheckpoint) -> AnyPoolPolicy:

@@ -17,7 +17,7 @@ trains one per fold); `run.run_any_pool` is the command-line run that writes fil
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +34,7 @@ from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
 from router_train.anypool.model_features import MODEL_FEATURES, PoolFeatureCache
 from router_train.anypool.policy import AnyPoolPolicy, masked_softmax
 from router_train.local.features import feature_dim, featurize, fit_features
-from router_train.local.grpo import AdamW, clip_grad_norm, group_advantages, sample_actions
+from router_train.local.grpo import AdamW, clip_grad_norm, group_advantages, sample_actions, task_batches
 from router_train.local.step_metrics import StepMetrics
 
 SCORE_FIELDS = len(REWARD_NAMES)
@@ -72,16 +72,6 @@ class AnyPoolTrainResult:
 def task_records(index: CandidateIndex, task_ids: Sequence[str]) -> list[TaskRecord]:
     """The tasks as rows (the features read only their repo and text; a one-model pool gives those)."""
     return index.records(index.pool(index.model_ids[:1]), task_ids)
-
-
-def _batches(n: int, size: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
-    """Endless task batches: each epoch a fresh permutation, batches may straddle two epochs."""
-    buf = np.empty(0, dtype=np.int64)
-    while True:
-        while len(buf) < size:
-            buf = np.concatenate([buf, rng.permutation(n)])
-        yield buf[:size]
-        buf = buf[size:]
 
 
 def _weighted(scores: RouteScores, weights: tuple[float, ...]) -> list[float]:
@@ -154,7 +144,7 @@ def train_any_pool(
     policy = AnyPoolPolicy(cfg.features, state, np.zeros((dim, d)), np.zeros(d))
     opt = AdamW((dim, d), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay)
     rng = np.random.default_rng(cfg.seed)
-    batches = _batches(len(train_ids), cfg.tasks_per_step, rng)
+    batches = task_batches(len(train_ids), cfg.tasks_per_step, rng)
     k_max = max(cfg.pool_sizes)
     metrics: list[StepMetrics] = []
     step_times: list[float] = []

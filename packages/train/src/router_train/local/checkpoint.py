@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
@@ -15,6 +15,8 @@ from router_oracle.validation_message import one_line
 from router_train.local.config import FeatureConfig, LocalTrainConfig, LocalTrainError
 from router_train.local.features import FeatureState, feature_dim
 from router_train.local.policy import RouterPolicy
+
+M = TypeVar("M", bound=BaseModel)
 
 CHECKPOINT_VERSION = 2
 """Bumped on any change an older reader would misinterpret (`LocalCheckpoint.version`)."""
@@ -57,15 +59,20 @@ class LocalCheckpoint(BaseModel):
         dim = feature_dim(self.features, self.feature_state)
         if len(self.bias) != k or len(self.weights) != dim or any(len(r) != k for r in self.weights):
             raise ValueError(f"weights must be {dim} x {k} and bias {k} long for this pool and features")
-        # A NaN weight routes every task to the same model (argmax of NaN), silently: refuse it.
-        for name, values in (
-            ("weights", self.weights),
-            ("bias", self.bias),
-            ("feature_state.idf", self.feature_state.idf or []),
-        ):
-            if not np.isfinite(np.asarray(values, dtype=np.float64)).all():
-                raise ValueError(f"{name} holds non-finite numbers (NaN or infinity)")
+        refuse_non_finite(self.weights, self.bias, self.feature_state)
         return self
+
+
+def refuse_non_finite(weights: list[list[float]], bias: list[float], state: FeatureState) -> None:
+    """A NaN weight routes every task to the same model (argmax of NaN), silently: refuse it at load."""
+    for name, values in (
+        ("weights", weights),
+        ("bias", bias),
+        ("feature_state.idf", state.idf),
+        ("feature_state.bucket_weights", state.bucket_weights or []),
+    ):
+        if not np.isfinite(np.asarray(values, dtype=np.float64)).all():
+            raise ValueError(f"{name} holds non-finite numbers (NaN or infinity)")
 
 
 def checkpoint_of(
@@ -90,9 +97,24 @@ def checkpoint_of(
     )
 
 
-def dumps_checkpoint(ckpt: LocalCheckpoint) -> str:
-    """Canonical JSON text: header fields first, compact weight rows (byte-stable for the same run)."""
+def dumps_checkpoint(ckpt: BaseModel) -> str:
+    """Canonical JSON text of a checkpoint (local or any-pool): header fields first, compact weight rows
+    (byte-stable for the same run)."""
     return json.dumps(ckpt.model_dump(mode="json"), separators=(",", ":")) + "\n"
+
+
+def read_json_model(path: str | os.PathLike[str], model: type[M], what: str, error: type[ValueError]) -> M:
+    """Read and validate a JSON file as `model`; every error is one `error` line naming the file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise error(f"{path}: cannot read {what}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not a UTF-8 {what} (byte {exc.start}: {exc.reason})") from exc
+    try:
+        return model.model_validate_json(text)
+    except ValidationError as exc:
+        raise error(f"{path}: not a valid {what}: {one_line(exc)}") from exc
 
 
 def save_checkpoint(ckpt: LocalCheckpoint, path: str | os.PathLike[str]) -> None:
@@ -101,18 +123,8 @@ def save_checkpoint(ckpt: LocalCheckpoint, path: str | os.PathLike[str]) -> None
 
 def read_checkpoint(path: str | os.PathLike[str]) -> LocalCheckpoint:
     """Read and validate a checkpoint; errors name the file."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise LocalTrainError(f"{path}: cannot read local router checkpoint: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise LocalTrainError(f"{path}: not a UTF-8 checkpoint (byte {exc.start}: {exc.reason})") from exc
-    try:
-        return LocalCheckpoint.model_validate_json(text)
-    except ValidationError as exc:
-        raise LocalTrainError(
-            f"{path}: not a valid local router checkpoint (v{CHECKPOINT_VERSION}): {one_line(exc)}"
-        ) from exc
+    what = f"local router checkpoint (v{CHECKPOINT_VERSION})"
+    return read_json_model(path, LocalCheckpoint, what, LocalTrainError)
 
 
 def policy_of(ckpt: LocalCheckpoint) -> RouterPolicy:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Literal
 
 import numpy as np
@@ -24,6 +25,17 @@ def group_advantages(rewards: np.ndarray, eps: float, estimator: Advantage = "me
         return centred
     out: np.ndarray = centred / (rewards.std(axis=1, keepdims=True) + eps)
     return out
+
+
+def task_batches(n: int, size: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """Endless batches of `size` indices into `n` tasks: each epoch a fresh permutation, batches may
+    straddle two epochs."""
+    buf = np.empty(0, dtype=np.int64)
+    while True:
+        while len(buf) < size:
+            buf = np.concatenate([buf, rng.permutation(n)])
+        yield buf[:size]
+        buf = buf[size:]
 
 
 def sample_actions(probs: np.ndarray, samples: int, rng: np.random.Generator) -> np.ndarray:

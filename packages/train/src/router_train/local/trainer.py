@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +32,14 @@ from router_oracle.table import OracleTable, TaskRecord, load_table
 from router_train.local.checkpoint import checkpoint_of, save_checkpoint
 from router_train.local.config import LocalTrainConfig, LocalTrainError, RewardWeights
 from router_train.local.features import feature_dim, featurize, fit_features, unique_tasks
-from router_train.local.grpo import AdamW, clip_grad_norm, group_advantages, policy_gradient, sample_actions
+from router_train.local.grpo import (
+    AdamW,
+    clip_grad_norm,
+    group_advantages,
+    policy_gradient,
+    sample_actions,
+    task_batches,
+)
 from router_train.local.heldout import HeldOutSummary, heldout_summary, router_metrics
 from router_train.local.policy import RouterPolicy
 from router_train.local.step_metrics import StepMetrics
@@ -74,16 +81,6 @@ class LocalTrainResult(BaseModel):
 def reward_weights(weights: RewardWeights) -> tuple[float, ...]:
     """The config's weights as the env's 5-list, in `REWARD_NAMES` order."""
     return tuple(float(getattr(weights, name)) for name in REWARD_NAMES)
-
-
-def _batches(n: int, size: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
-    """Endless task batches: each epoch a fresh permutation, batches may straddle two epochs."""
-    buf = np.empty(0, dtype=np.int64)
-    while True:
-        while len(buf) < size:
-            buf = np.concatenate([buf, rng.permutation(n)])
-        yield buf[:size]
-        buf = buf[size:]
 
 
 BUNDLED_TABLE_NAME = f"router_frontier_rl/data/{BUNDLED_TABLE}"
@@ -312,7 +309,7 @@ def _grpo(
     tail_w, tail_b = np.zeros((dim, k)), np.zeros(k)
     opt = AdamW((dim, k), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay)
     rng = np.random.default_rng(cfg.seed)
-    batches = _batches(len(epoch), cfg.tasks_per_step, rng)
+    batches = task_batches(len(epoch), cfg.tasks_per_step, rng)
     eval_every = max(cfg.steps // 10, 1)
     records: list[StepMetrics] = []
     step_times: list[float] = []
