@@ -4,6 +4,8 @@ part of its headroom rollout noise alone would give), baselines, routers."""
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
+from typing import Any
 
 from router_train.evaluate.report import EvalReport, Evaluation, row_label, verdict
 
@@ -11,22 +13,28 @@ _SKIP_PREFIXES = ("always:",)
 """Rows drawn as single-model points already."""
 
 
-def render_png(report: EvalReport) -> bytes:
-    """PNG bytes of the plot; no timestamp or software tag, so the same report gives the same bytes."""
+def png_bytes(draw: Callable[[Any], None], figsize: tuple[float, float]) -> bytes:
+    """PNG bytes of one axes drawn by `draw`; no timestamp or software tag, so the same drawing gives the
+    same bytes (every plot of the project goes through here)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     with plt.rc_context({"font.size": 9, "svg.hashsalt": "router-train"}):
-        fig, ax = plt.subplots(figsize=(8.0, 5.5), dpi=110)
+        fig, ax = plt.subplots(figsize=figsize, dpi=110)
         try:
-            _draw(ax, report)
+            draw(ax)
             buf = io.BytesIO()
             fig.savefig(buf, format="png", metadata={"Software": None}, bbox_inches="tight")
         finally:
             plt.close(fig)
     return buf.getvalue()
+
+
+def render_png(report: EvalReport) -> bytes:
+    """PNG bytes of the cost-vs-resolved plot of the report's first evaluation."""
+    return png_bytes(lambda ax: _draw(ax, report), (8.0, 5.5))
 
 
 def _noise_mark(ev: Evaluation) -> tuple[float, float] | None:

@@ -4,28 +4,14 @@ models, is further above the mix than a router trained on that very pool."""
 
 from __future__ import annotations
 
-import io
-
+from router_train.evaluate.plot import png_bytes
 from router_train.evaluate_anypool.fits import ANYPOOL_NAME, FIXED_NAMES
 from router_train.evaluate_anypool.report import AnyPoolEvalReport
 
 
 def render_png(report: AnyPoolEvalReport) -> bytes:
-    """PNG bytes of the plot; no timestamp or software tag, so the same report gives the same bytes."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    with plt.rc_context({"font.size": 9, "svg.hashsalt": "router-train"}):
-        fig, ax = plt.subplots(figsize=(6.5, 6.0), dpi=110)
-        try:
-            _draw(ax, report)
-            buf = io.BytesIO()
-            fig.savefig(buf, format="png", metadata={"Software": None}, bbox_inches="tight")
-        finally:
-            plt.close(fig)
-    return buf.getvalue()
+    """PNG bytes of the per-pool gaps plot (byte-stable: `evaluate.plot.png_bytes`)."""
+    return png_bytes(lambda ax: _draw(ax, report), (6.5, 6.0))
 
 
 def _draw(ax, report: AnyPoolEvalReport) -> None:  # type: ignore[no-untyped-def]
