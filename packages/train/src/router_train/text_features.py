@@ -38,13 +38,9 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(_ANALYZE(text))
 
 
-def _analyzer(text: str) -> tuple[str, ...]:
-    return _words(text)
-
-
 def fit_tfidf(tasks: Sequence[TaskRecord]) -> tuple[list[str], list[float]]:
     """(vocabulary, idf) fitted on `tasks`: scikit-learn's smoothed idf, ln((1 + n) / (1 + df)) + 1."""
-    counts = CountVectorizer(analyzer=_analyzer, min_df=MIN_DF, max_features=MAX_TERMS)
+    counts = CountVectorizer(analyzer=_words, min_df=MIN_DF, max_features=MAX_TERMS)
     try:
         x = counts.fit_transform([task_text(t) for t in tasks])
     except ValueError:  # no word reaches MIN_DF (a tiny train set): no text features
@@ -62,7 +58,7 @@ def tfidf_matrix(
     `TfidfVectorizer(sublinear_tf=True)` computes); words outside the vocabulary are ignored."""
     if not vocabulary:
         return sp.csr_matrix((len(tasks), 0), dtype=np.float64)
-    counts = CountVectorizer(analyzer=_analyzer, vocabulary=list(vocabulary)).transform(
+    counts = CountVectorizer(analyzer=_words, vocabulary=list(vocabulary)).transform(
         [task_text(t) for t in tasks]
     )
     x = sp.csr_matrix(counts, dtype=np.float64)

@@ -7,6 +7,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
@@ -45,6 +46,9 @@ from router_train.evaluate.report import (
     render_markdown,
 )
 from router_train.evaluate.traces import read_traces
+
+if TYPE_CHECKING:  # the local trainer is imported where it runs: it imports evaluate's metrics back
+    from router_train.local import LocalTrainConfig
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
@@ -209,7 +213,7 @@ def build_evaluation(
     )
 
 
-def default_local_routers() -> list[tuple[str, object]]:
+def default_local_routers() -> list[tuple[str, LocalTrainConfig]]:
     """`local-grpo`: the local trainer with its default settings."""
     from router_train.local import LocalTrainConfig
 
@@ -228,7 +232,7 @@ def evaluate(
     seed: int = 0,
     checkpoints: Sequence[Source] = (),
     traces: Sequence[Source] = (),
-    local_routers: Sequence[tuple[str, object]] | None = None,
+    local_routers: Sequence[tuple[str, LocalTrainConfig]] | None = None,
     include_baselines: bool = True,
     only_covered: bool = False,
     allow_in_sample: bool = False,
