@@ -13,6 +13,7 @@ import math
 from pydantic import BaseModel, ConfigDict
 
 from router_oracle.candidates import CandidatesTable
+from router_oracle.derive import CandidateIndex
 from router_oracle.noise import NoiseEstimate, estimate_noise, headroom_sentence
 from router_oracle.table import OracleTable
 from router_oracle.table_check import check_table
@@ -189,8 +190,6 @@ def format_noise(est: NoiseEstimate) -> list[str]:
 def format_models(candidates: CandidatesTable) -> str:
     """The candidate models of a candidates table, one line each (what `router-oracle models` prints):
     id, runs, resolve rate and total cost over all tasks (as an oracle table of that model would say)."""
-    from router_oracle.derive import CandidateIndex
-
     index = CandidateIndex(candidates)
     n = len(candidates.tasks)
     lines = [

@@ -9,21 +9,18 @@ from __future__ import annotations
 import json
 import math
 import os
-from pathlib import Path
 from typing import Final, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from router_oracle.atomic_file import write_text_atomic
-from router_oracle.validation_message import one_line
 
 SCHEMA_VERSION: Final = 1
 """Bumped on any change that an older reader would misinterpret."""
@@ -188,29 +185,3 @@ def dumps_table(table: OracleTable) -> str:
 def write_table(table: OracleTable, path: str | os.PathLike[str]) -> None:
     """Write atomically: a crash never leaves a half-written table at `path`."""
     write_text_atomic(path, dumps_table(table))
-
-
-def loads_table(text: str, *, origin: str = "<string>") -> OracleTable:
-    """Parse and check a table (`router_oracle.table_check`); errors name `origin`, task and problem."""
-    # Imported here: the check applies the tie rule, which imports this module.
-    from router_oracle.table_check import check_table
-
-    try:
-        table = OracleTable.model_validate_json(text)
-    except ValidationError as exc:
-        raise TableError(
-            f"{origin}: not a valid oracle table (schema v{SCHEMA_VERSION}): {one_line(exc)}"
-        ) from exc
-    check_table(table, origin=origin)
-    return table
-
-
-def load_table(path: str | os.PathLike[str]) -> OracleTable:
-    """Read, validate and check a table file (see `loads_table`); errors name the file."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TableError(f"{path}: cannot read oracle table: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise TableError(f"{path}: not a UTF-8 oracle table (byte {exc.start}: {exc.reason})") from exc
-    return loads_table(text, origin=str(path))

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pydantic import ValidationError
-
-from router_train.cli_args import add_table_arguments, bad_input, given
-
-if TYPE_CHECKING:
-    from router_train.anypool import AnyPoolRunConfig
+from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig, format_anypool_summary, run_any_pool
+from router_train.cli_args import add_table_arguments, given
 
 DEFAULT_OUTPUT = Path("runs/local-anypool")
 
@@ -70,9 +66,6 @@ def register(sub: Any) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> AnyPoolRunConfig:
-    # Imported here: the trainer loads numpy, scikit-learn and the env, which `--help` does not need.
-    from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig
-
     train = given(args, "steps", "tasks_per_step", "samples_per_task", "lr", "seed", "pool_bank")
     if args.train_pool_sizes is not None:
         train["pool_sizes"] = args.train_pool_sizes
@@ -84,15 +77,8 @@ def config_from_args(args: argparse.Namespace) -> AnyPoolRunConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    from router_train.anypool import format_anypool_summary, run_any_pool
-
-    try:
-        cfg = config_from_args(args)
-        result = run_any_pool(cfg, progress=not args.quiet)
-    except ValidationError as exc:
-        return bad_input("local-anypool", f"invalid option: {exc}")
-    except ValueError as exc:  # AnyPoolError, CandidatesError, TableError: the message names the file
-        return bad_input("local-anypool", exc)
+    cfg = config_from_args(args)
+    result = run_any_pool(cfg, progress=not args.quiet)  # AnyPoolError, CandidatesError, TableError: exit 2
     print(format_anypool_summary(result.summary))
     print(
         f"trained {cfg.train.steps} steps on {result.train_tasks} train tasks, pools from "

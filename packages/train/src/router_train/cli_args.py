@@ -1,16 +1,10 @@
-"""What the subcommands share: the table and split options, and how bad input ends a command."""
+"""What the subcommands share: the table and split options (errors end a command in `cli_runner`)."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
-
-EXIT_BAD_INPUT = 2
-"""Bad input (a table, a file, a config, an option): the message is on stderr, no output was written."""
-EXIT_INTERRUPTED = 130
-"""Ctrl-C: one line on stderr; outputs are published whole or not at all, so none was half-written."""
 
 
 def path_arg(text: str) -> Path:
@@ -37,9 +31,3 @@ def add_table_arguments(p: argparse.ArgumentParser) -> None:
 def given(args: argparse.Namespace, *names: str) -> dict[str, Any]:
     """The named options that were given (not None), as keyword arguments."""
     return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
-
-
-def bad_input(command: str, message: object) -> int:
-    """Print `router-train COMMAND: MESSAGE` on stderr; the exit status of bad input."""
-    print(f"router-train {command}: {message}", file=sys.stderr)
-    return EXIT_BAD_INPUT

@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict
 
 from router_frontier_rl.any_pool import PoolEpisode
 from router_frontier_rl.capabilities import CapabilitySummary
-from router_train.evaluate.decisions import from_distributions, from_labels
-from router_train.evaluate.metrics import compute_metrics
+from router_train.scoring.decisions import from_distributions, from_labels
+from router_train.scoring.metrics import compute_metrics
 
 ROUTER_NAME = "local-anypool"
 """Row name of the trained router."""

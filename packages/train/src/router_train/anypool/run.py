@@ -21,7 +21,7 @@ from router_frontier_rl.split import split_ids
 from router_oracle.atomic_file import write_text_atomic
 from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.derive import CandidateIndex
-from router_oracle.table import load_table
+from router_oracle.table_check import load_table
 from router_train.anypool.checkpoint import checkpoint_of, save_checkpoint
 from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
 from router_train.anypool.heldout import AnyPoolSummary, anypool_summary

@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict
 
 from router_oracle.frontier import Mix, ModelPoint
 from router_oracle.noise import NoiseEstimate, headroom_sentence
-from router_train.evaluate.decisions import UNPARSEABLE, SourceKind
-from router_train.evaluate.metrics import RouterMetrics
+from router_train.scoring.decisions import UNPARSEABLE, SourceKind
+from router_train.scoring.metrics import RouterMetrics
 
 PLOT_PNG = "cost_vs_resolved.png"
 """File name of the plot, beside report.md (which links it)."""

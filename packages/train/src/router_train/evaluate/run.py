@@ -7,7 +7,6 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
@@ -16,9 +15,8 @@ from router_oracle.atomic_file import publish_directory
 from router_oracle.file_hash import sha256_file
 from router_oracle.frontier import frontier_vertices
 from router_oracle.noise import NoiseEstimate, default_measured, estimate_noise
-from router_oracle.table import OracleTable, TaskRecord, load_table
-from router_train.evaluate import baselines
-from router_train.evaluate.decisions import Decisions, EvaluateError, from_labels
+from router_oracle.table import OracleTable, TaskRecord
+from router_oracle.table_check import load_table
 from router_train.evaluate.design import Partition, fold_partitions, split_partition
 from router_train.evaluate.fitted import (
     LOCAL_ROUTER_NAME,
@@ -26,12 +24,6 @@ from router_train.evaluate.fitted import (
     Fitter,
     LocalFitter,
     fit_partitions,
-)
-from router_train.evaluate.metrics import (
-    compute_metrics,
-    oracle_distribution,
-    single_model_points,
-    task_resample,
 )
 from router_train.evaluate.plot import render_png
 from router_train.evaluate.report import (
@@ -46,9 +38,16 @@ from router_train.evaluate.report import (
     render_markdown,
 )
 from router_train.evaluate.traces import read_traces
-
-if TYPE_CHECKING:  # the local trainer is imported where it runs: it imports evaluate's metrics back
-    from router_train.local import LocalTrainConfig
+from router_train.local import LocalTrainConfig
+from router_train.local.checkpoint import policy_of, read_checkpoint
+from router_train.scoring import baselines
+from router_train.scoring.decisions import Decisions, EvaluateError, from_labels
+from router_train.scoring.metrics import (
+    compute_metrics,
+    oracle_distribution,
+    single_model_points,
+    task_resample,
+)
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
@@ -90,8 +89,6 @@ def _checkpoint(
     """Route `tasks` (or, under cross-validation, those it never trained on) with a local checkpoint.
 
     Refuses a checkpoint trained on any task it would be scored on, unless `allow_in_sample`."""
-    from router_train.local.checkpoint import policy_of, read_checkpoint  # the trainer owns its format
-
     try:
         ckpt = read_checkpoint(source.path)
         policy = policy_of(ckpt)
@@ -215,8 +212,6 @@ def build_evaluation(
 
 def default_local_routers() -> list[tuple[str, LocalTrainConfig]]:
     """`local-grpo`: the local trainer with its default settings."""
-    from router_train.local import LocalTrainConfig
-
     return [(LOCAL_ROUTER_NAME, LocalTrainConfig())]
 
 

@@ -12,9 +12,6 @@ from router_oracle.derive import CandidateIndex
 from router_oracle.noise import estimate_noise
 from router_oracle.table import OracleTable
 from router_train.anypool import AnyPoolTrainConfig
-from router_train.evaluate import baselines
-from router_train.evaluate.bootstrap import RESAMPLES
-from router_train.evaluate.decisions import Decisions, EvaluateError
 from router_train.evaluate.design import fold_partitions
 from router_train.evaluate.fitted import FittedDecisions
 from router_train.evaluate.report import Evaluation, TableInfo
@@ -48,6 +45,9 @@ from router_train.evaluate_anypool.report import (
     render_markdown,
 )
 from router_train.local import LocalTrainConfig
+from router_train.scoring import baselines
+from router_train.scoring.bootstrap import RESAMPLES
+from router_train.scoring.decisions import Decisions, EvaluateError
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"

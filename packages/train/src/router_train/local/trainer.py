@@ -28,7 +28,9 @@ from router_frontier_rl.route_parser import format_route
 from router_frontier_rl.split import select_tasks, stratified_folds, upsampled
 from router_oracle.atomic_file import output_directory, publish_directory
 from router_oracle.file_hash import sha256_file
-from router_oracle.table import OracleTable, TaskRecord, load_table
+from router_oracle.frontier import frontier_vertices
+from router_oracle.table import OracleTable, TaskRecord
+from router_oracle.table_check import load_table
 from router_train.local.checkpoint import checkpoint_of, save_checkpoint
 from router_train.local.config import LocalTrainConfig, LocalTrainError, RewardWeights
 from router_train.local.features import feature_dim, featurize, fit_features, unique_tasks
@@ -43,6 +45,7 @@ from router_train.local.grpo import (
 from router_train.local.heldout import HeldOutSummary, heldout_summary, router_metrics
 from router_train.local.policy import RouterPolicy
 from router_train.local.step_metrics import StepMetrics
+from router_train.scoring.metrics import single_model_points
 
 CHECKPOINT_FILE = "checkpoint.json"
 METRICS_FILE = "metrics.jsonl"
@@ -143,9 +146,6 @@ def score_table(tasks: Sequence[TaskRecord], pool_ids: Sequence[str]) -> list[li
 def frontier_slope(tasks: Sequence[TaskRecord], pool_ids: Sequence[str]) -> float:
     """Resolved rate per USD along the first segment of the single models' mix frontier on `tasks`
     (from the cheapest corner); 0 when the cheapest model is also the best."""
-    from router_oracle.frontier import frontier_vertices
-    from router_train.evaluate.metrics import single_model_points
-
     corners = frontier_vertices(single_model_points(tasks, pool_ids))
     if len(corners) < 2:
         return 0.0

@@ -36,8 +36,8 @@ from router_oracle.frontier import (
     cheapest_mix_at_resolved,
 )
 from router_oracle.table import TaskRecord
-from router_train.evaluate.bootstrap import TaskResample
-from router_train.evaluate.decisions import UNPARSEABLE, Decisions
+from router_train.scoring.bootstrap import TaskResample
+from router_train.scoring.decisions import UNPARSEABLE, Decisions
 
 _DIGITS = 6
 """Every float in a report is rounded to this many decimals, so reports compare byte for byte."""
