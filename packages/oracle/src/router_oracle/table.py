@@ -12,8 +12,6 @@ import os
 from typing import Final, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationInfo,
     field_validator,
@@ -21,6 +19,7 @@ from pydantic import (
 )
 
 from router_oracle.atomic_file import write_text_atomic
+from router_oracle.frozen_model import FrozenModel
 
 SCHEMA_VERSION: Final = 1
 """Bumped on any change that an older reader would misinterpret."""
@@ -33,10 +32,6 @@ class TableError(ValueError):
     """A table file that cannot be read: the message names the file and the problem."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
 def _finite(v: float | None, info: ValidationInfo) -> float | None:
     # `ge=0` lets infinity through; the rule's comparisons need finite numbers.
     if v is not None and not math.isfinite(v):
@@ -44,7 +39,7 @@ def _finite(v: float | None, info: ValidationInfo) -> float | None:
     return v
 
 
-class PoolModel(_Strict):
+class PoolModel(FrozenModel):
     """One candidate model of the pool."""
 
     id: str = Field(pattern=MODEL_ID_PATTERN)
@@ -59,7 +54,7 @@ class PoolModel(_Strict):
     _finite_price = field_validator("price")(_finite)
 
 
-class Pool(_Strict):
+class Pool(FrozenModel):
     """The candidate models a router chooses between, in the order they were listed."""
 
     name: str
@@ -84,7 +79,7 @@ class Pool(_Strict):
         return [m.id for m in self.models]
 
 
-class OracleRule(_Strict):
+class OracleRule(FrozenModel):
     """The exact oracle rule and its options, recorded in every table it built."""
 
     performance: Literal["resolve_rate"] = "resolve_rate"
@@ -95,7 +90,7 @@ class OracleRule(_Strict):
     """When performance and cost both tie: the lexicographically smallest model id wins."""
 
 
-class SourceFile(_Strict):
+class SourceFile(FrozenModel):
     """One input file that went into the table."""
 
     path: str
@@ -107,7 +102,7 @@ class SourceFile(_Strict):
     """Hex sha256 of the file's bytes."""
 
 
-class RunOutcome(_Strict):
+class RunOutcome(FrozenModel):
     """One rollout of one model on one task."""
 
     run: str
@@ -120,7 +115,7 @@ class RunOutcome(_Strict):
     _finite_cost = field_validator("cost")(_finite)
 
 
-class ModelOutcome(_Strict):
+class ModelOutcome(FrozenModel):
     """A model's measured outcome on one task, aggregated over its rollouts."""
 
     resolve_rate: float = Field(ge=0, le=1)
@@ -133,7 +128,7 @@ class ModelOutcome(_Strict):
     _finite_cost = field_validator("cost")(_finite)
 
 
-class TaskRecord(_Strict):
+class TaskRecord(FrozenModel):
     """One SWE-bench task: what the router sees, and the measured data behind its oracle."""
 
     instance_id: str
@@ -154,7 +149,7 @@ class TaskRecord(_Strict):
     """True when no model resolved the task in any run."""
 
 
-class OracleTable(_Strict):
+class OracleTable(FrozenModel):
     """A whole oracle table: header (pool, rule, provenance) and one record per task."""
 
     schema_version: Literal[1] = SCHEMA_VERSION

@@ -59,6 +59,18 @@ def register(sub: Any) -> None:
     p.add_argument("--samples-per-task", type=int, default=None, help="routes sampled per task (default 8)")
     p.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 0.05)")
     p.add_argument(
+        "--weight-decay",
+        type=float,
+        default=None,
+        help="AdamW weight decay of the interactions (default 0.1)",
+    )
+    p.add_argument(
+        "--advantage",
+        choices=("mean", "std"),
+        default=None,
+        help="group advantage: reward - group mean (prime-rl's grpo; default) or also / group std",
+    )
+    p.add_argument(
         "--seed", type=int, default=None, help="pool bank / task order / sampling seed (default 0)"
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -66,7 +78,17 @@ def register(sub: Any) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> AnyPoolRunConfig:
-    train = given(args, "steps", "tasks_per_step", "samples_per_task", "lr", "seed", "pool_bank")
+    train = given(
+        args,
+        "steps",
+        "tasks_per_step",
+        "samples_per_task",
+        "lr",
+        "weight_decay",
+        "advantage",
+        "seed",
+        "pool_bank",
+    )
     if args.train_pool_sizes is not None:
         train["pool_sizes"] = args.train_pool_sizes
     fields: dict[str, Any] = {"output_dir": args.output_dir, "table_path": args.table}

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from router_oracle.frontier import EPS, ModelPoint
+from router_oracle.frontier import ModelPoint
+from router_oracle.report_numbers import EPS
 from router_oracle.table import TaskRecord
 from router_train.evaluate.report import Evaluation, Gap
 from router_train.evaluate.run import gap_in_points

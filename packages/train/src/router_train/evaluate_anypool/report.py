@@ -12,8 +12,7 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from router_oracle.frozen_model import FrozenModel
 from router_train.anypool import AnyPoolTrainConfig
 from router_train.evaluate.report import Evaluation, Gap, TableInfo, verdict
 from router_train.evaluate_anypool.design import EvalPool, HeldOutDesign, HeldOutGroup, NamedPool
@@ -24,11 +23,7 @@ PLOT_PNG = "anypool_gaps.png"
 """File name of the plot, beside report.md (which links it)."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class CandidatesInfo(_Frozen):
+class CandidatesInfo(FrozenModel):
     """The candidates table every pool's outcomes come from."""
 
     label: str
@@ -41,7 +36,7 @@ class CandidatesInfo(_Frozen):
     """Tasks in the candidates table."""
 
 
-class AnyPoolDesign(_Frozen):
+class AnyPoolDesign(FrozenModel):
     """How the routers were kept off the tasks and the models they are judged on."""
 
     folds: int
@@ -69,7 +64,7 @@ class AnyPoolDesign(_Frozen):
     """Bootstrap resamples of the tasks."""
 
 
-class PoolResult(_Frozen):
+class PoolResult(FrozenModel):
     """One pool evaluation: a pool, the held-out group it is judged for, and every router on it."""
 
     group: str
@@ -91,7 +86,7 @@ class PoolResult(_Frozen):
     `gap_vs_mix` is None for a router cheaper than every single model)."""
 
 
-class GroupAverage(_Frozen):
+class GroupAverage(FrozenModel):
     """The averages and differences over one held-out group's pools."""
 
     group: str
@@ -106,7 +101,7 @@ class GroupAverage(_Frozen):
     """The any-pool router minus each fixed-pool router."""
 
 
-class AnyPoolEvalReport(_Frozen):
+class AnyPoolEvalReport(FrozenModel):
     """A whole any-pool evaluation."""
 
     version: Literal[1] = 1

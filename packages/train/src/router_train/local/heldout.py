@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict
-
 from router_oracle.frontier import ModelPoint
+from router_oracle.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
 from router_train.scoring import baselines
 from router_train.scoring.decisions import from_labels
@@ -22,11 +21,7 @@ RANDOM_NAME = "random(expected)"
 """Row name of the uniform random router (its exact expectation, from the evaluate baselines)."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class HeldOutRow(_Frozen):
+class HeldOutRow(FrozenModel):
     """One router on the held-out tasks."""
 
     name: str
@@ -44,7 +39,7 @@ class HeldOutRow(_Frozen):
     """Total cost over the held-out tasks, USD."""
 
 
-class HeldOutSummary(_Frozen):
+class HeldOutSummary(FrozenModel):
     """The trained router against the baselines on the held-out split."""
 
     n_tasks: int
