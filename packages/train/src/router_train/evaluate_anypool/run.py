@@ -7,7 +7,6 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from router_oracle.atomic_file import write_bytes_atomic
 from router_oracle.derive import CandidateIndex
 from router_oracle.noise import estimate_noise
 from router_oracle.table import OracleTable
@@ -45,6 +44,7 @@ from router_train.evaluate_anypool.report import (
     render_markdown,
 )
 from router_train.local import LocalTrainConfig
+from router_train.report_files import publish_report
 from router_train.scoring import baselines
 from router_train.scoring.bootstrap import RESAMPLES
 from router_train.scoring.decisions import Decisions, EvaluateError
@@ -276,18 +276,11 @@ def _pool_evaluation(
 def write_report(
     report: AnyPoolEvalReport, outdir: str | os.PathLike[str], *, plot: bool = True
 ) -> list[Path]:
-    """Write report.json, report.md and the PNG into `outdir`; each file appears whole or not at all.
-
-    Everything is rendered before the first write, so a rendering error leaves no file behind."""
-    out = Path(outdir)
+    """Write report.json, report.md and the PNG into `outdir`, all together or none (`publish_report`)."""
     files: dict[str, bytes] = {
         REPORT_JSON: dumps_report(report).encode("utf-8"),
         REPORT_MD: render_markdown(report, PLOT_PNG if plot else None).encode("utf-8"),
     }
     if plot:
         files[PLOT_PNG] = render_png(report)
-    written = []
-    for name, data in files.items():
-        write_bytes_atomic(out / name, data)
-        written.append(out / name)
-    return written
+    return publish_report(outdir, files, owned=(REPORT_JSON, REPORT_MD, PLOT_PNG))
