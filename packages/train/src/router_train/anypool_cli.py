@@ -7,9 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig, format_anypool_summary, run_any_pool
-from router_train.cli_args import add_table_arguments, given
+from router_train.cli_args import add_table_arguments, default_of, given
 
 DEFAULT_OUTPUT = Path("runs/local-anypool")
+
+
+def _d(name: str) -> str:
+    return default_of(AnyPoolTrainConfig, name)
 
 
 def _ids(text: str) -> list[str]:
@@ -46,23 +50,48 @@ def register(sub: Any) -> None:
         "(`router-oracle models` lists the ids)",
     )
     p.add_argument(
-        "--pool-size", dest="eval_pool_size", type=int, default=None, help="evaluation pool size (3)"
+        "--pool-size",
+        dest="eval_pool_size",
+        type=int,
+        default=None,
+        help=f"evaluation pool size ({default_of(AnyPoolRunConfig, 'eval_pool_size')})",
     )
-    p.add_argument("--pool-seed", type=int, default=None, help="seed of the evaluation pools (default 0)")
     p.add_argument(
-        "--train-pool-sizes", type=_sizes, default=None, metavar="N,N", help="training pool sizes (2,3,4,5)"
+        "--pool-seed",
+        type=int,
+        default=None,
+        help=f"seed of the evaluation pools (default {default_of(AnyPoolRunConfig, 'pool_seed')})",
     )
-    p.add_argument("--pool-bank", type=int, default=None, help="distinct training pools (default 128)")
+    p.add_argument(
+        "--train-pool-sizes",
+        type=_sizes,
+        default=None,
+        metavar="N,N",
+        help=f"training pool sizes ({_d('pool_sizes')})",
+    )
+    p.add_argument(
+        "--pool-bank", type=int, default=None, help=f"distinct training pools (default {_d('pool_bank')})"
+    )
     p.add_argument("--output-dir", type=Path, default=DEFAULT_OUTPUT, help=f"default: {DEFAULT_OUTPUT}")
-    p.add_argument("--steps", type=int, default=None, help="GRPO steps (default 200)")
-    p.add_argument("--tasks-per-step", type=int, default=None, help="train tasks per step (default 64)")
-    p.add_argument("--samples-per-task", type=int, default=None, help="routes sampled per task (default 8)")
-    p.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 0.05)")
+    p.add_argument("--steps", type=int, default=None, help=f"GRPO steps (default {_d('steps')})")
+    p.add_argument(
+        "--tasks-per-step",
+        type=int,
+        default=None,
+        help=f"train tasks per step (default {_d('tasks_per_step')})",
+    )
+    p.add_argument(
+        "--samples-per-task",
+        type=int,
+        default=None,
+        help=f"routes sampled per task (default {_d('samples_per_task')})",
+    )
+    p.add_argument("--lr", type=float, default=None, help=f"Adam learning rate (default {_d('lr')})")
     p.add_argument(
         "--weight-decay",
         type=float,
         default=None,
-        help="AdamW weight decay of the interactions (default 0.1)",
+        help=f"AdamW weight decay of the interactions (default {_d('weight_decay')})",
     )
     p.add_argument(
         "--advantage",
@@ -71,7 +100,10 @@ def register(sub: Any) -> None:
         help="group advantage: reward - group mean (prime-rl's grpo; default) or also / group std",
     )
     p.add_argument(
-        "--seed", type=int, default=None, help="pool bank / task order / sampling seed (default 0)"
+        "--seed",
+        type=int,
+        default=None,
+        help=f"pool bank / task order / sampling seed (default {_d('seed')})",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 
 def path_arg(text: str) -> Path:
     """An argparse `type` for paths: an empty string is an error, not the working directory."""
@@ -31,3 +33,11 @@ def add_table_arguments(p: argparse.ArgumentParser) -> None:
 def given(args: argparse.Namespace, *names: str) -> dict[str, Any]:
     """The named options that were given (not None), as keyword arguments."""
     return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
+
+
+def default_of(model: type[BaseModel], name: str) -> str:
+    """A config field's default as a flag's help shows it (`600`, `0.05`, `2,3,4,5`): the number is
+    stated once, in the config, never restated by hand."""
+    value = model.model_fields[name].get_default(call_default_factory=True)
+    values = value if isinstance(value, list | tuple) else [value]
+    return ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)

@@ -10,8 +10,16 @@ from pydantic import ValidationError
 
 from router_frontier_rl.rewards import REWARD_NAMES
 from router_oracle.validation_message import one_line
-from router_train.cli_args import given
+from router_train.cli_args import default_of, given
 from router_train.local import FeatureConfig, LocalTrainConfig, RewardWeights
+
+
+def _d(name: str) -> str:
+    return default_of(LocalTrainConfig, name)
+
+
+def _default_weights() -> str:
+    return ",".join(f"{getattr(RewardWeights(), n):g}" for n in REWARD_NAMES)
 
 
 def _weights(text: str) -> list[float]:
@@ -26,12 +34,26 @@ def _weights(text: str) -> list[float]:
 
 def add_training_arguments(p: argparse.ArgumentParser) -> None:
     """The training knobs (not the table, split or output): `router-train evaluate --local` takes them too."""
-    p.add_argument("--steps", type=int, default=None, help="GRPO steps (default 600)")
-    p.add_argument("--tasks-per-step", type=int, default=None, help="train tasks per step (default 64)")
-    p.add_argument("--samples-per-task", type=int, default=None, help="routes sampled per task (default 8)")
-    p.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 0.05)")
-    p.add_argument("--weight-decay", type=float, default=None, help="AdamW weight decay (default 2)")
-    p.add_argument("--seed", type=int, default=None, help="sampling / task-order seed (default 0)")
+    p.add_argument("--steps", type=int, default=None, help=f"GRPO steps (default {_d('steps')})")
+    p.add_argument(
+        "--tasks-per-step",
+        type=int,
+        default=None,
+        help=f"train tasks per step (default {_d('tasks_per_step')})",
+    )
+    p.add_argument(
+        "--samples-per-task",
+        type=int,
+        default=None,
+        help=f"routes sampled per task (default {_d('samples_per_task')})",
+    )
+    p.add_argument("--lr", type=float, default=None, help=f"Adam learning rate (default {_d('lr')})")
+    p.add_argument(
+        "--weight-decay", type=float, default=None, help=f"AdamW weight decay (default {_d('weight_decay')})"
+    )
+    p.add_argument(
+        "--seed", type=int, default=None, help=f"sampling / task-order seed (default {_d('seed')})"
+    )
     p.add_argument(
         "--advantage",
         choices=("mean", "std"),
@@ -42,7 +64,10 @@ def add_training_arguments(p: argparse.ArgumentParser) -> None:
         "--shift-folds",
         type=int,
         default=None,
-        help="inner folds that choose the prior shift back from the upsampled label mix (default 5; 0: none)",
+        help=(
+            f"inner folds that choose the prior shift back from the upsampled label mix "
+            f"(default {_d('shift_folds')}; 0: none)"
+        ),
     )
     p.add_argument(
         "--upsample",
@@ -60,11 +85,7 @@ def add_training_arguments(p: argparse.ArgumentParser) -> None:
         type=_weights,
         default=None,
         metavar="W1,W2,W3,W4,W5",
-        # The env's REWARD_NAMES, written out: importing the env at start-up loads verifiers (seconds).
-        help=(
-            "weights of the env's scores routed_reward, chose_oracle, parsed_valid_route, "
-            "resolved_if_chosen, cost_if_chosen (default 1,0,0,0,0)"
-        ),
+        help=f"weights of the env's scores {', '.join(REWARD_NAMES)} (default {_default_weights()})",
     )
 
 
