@@ -227,7 +227,7 @@ def test_a_router_equal_to_one_single_model_has_gap_zero(
         assert len(row.metrics.label_distribution) == 1
         # costs are constant per model here, so the cheapest model is the frontier's first corner on
         # every resample too: the gap is exactly 0, and so is its interval
-        for gap in (row.gap_vs_mix, p.gaps["local-anypool"]):
+        for gap in (row.gap_vs_mix, p.floored_gaps["local-anypool"]):
             assert (gap.mean, gap.low, gap.high, gap.by_fold_seed) == (0.0, 0.0, 0.0, [0.0])
         assert "local-anypool" not in p.floored
     avg = {a.router: a for a in report.averages}

@@ -264,7 +264,7 @@ def _pool_evaluation(
     result = PoolResult(
         group=group.name,
         pool=pool,
-        gaps={n: gaps.gap(n) for n in routers},
+        floored_gaps={n: gaps.gap(n) for n in routers},
         floored=gaps.floored,
         held_out_oracle_share=round(sum(t.oracle in held for t in tasks) / len(tasks), 6) + 0.0,
         held_out_pick_share={n: _held_out_share(d, held) for n, (d, _) in routers.items()},
