@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import model_validator
 
 from router_oracle.atomic_file import write_text_atomic
 from router_oracle.derive import CandidateIndex
+from router_oracle.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
 from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
 from router_train.anypool.model_features import MODEL_FEATURES
@@ -29,10 +30,8 @@ ANY_POOL_CHECKPOINT_VERSION = 1
 """Bumped on any change an older reader would misinterpret (`AnyPoolCheckpoint.version`)."""
 
 
-class AnyPoolCheckpoint(BaseModel):
+class AnyPoolCheckpoint(FrozenModel):
     """A trained any-pool router: its weights, and the data its capability summaries come from."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["router-train-local-anypool"] = "router-train-local-anypool"
     """Marks the file as an any-pool checkpoint."""

@@ -21,6 +21,7 @@ from router_frontier_rl.split import split_ids
 from router_oracle.atomic_file import write_text_atomic
 from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.derive import CandidateIndex
+from router_oracle.frozen_model import FrozenModel
 from router_oracle.table_check import load_table
 from router_train.anypool.checkpoint import checkpoint_of, save_checkpoint
 from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
@@ -33,10 +34,8 @@ METRICS_FILE = "metrics.jsonl"
 SUMMARY_FILE = "summary.json"
 
 
-class AnyPoolRunConfig(BaseModel):
+class AnyPoolRunConfig(FrozenModel):
     """One `router-train local-anypool` run: the data, the held-out models, training, outputs."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     candidates: str = BUNDLED_CANDIDATES
     """Candidates table (`bundled` or a path)."""
