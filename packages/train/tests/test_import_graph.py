@@ -1,9 +1,9 @@
-"""The three packages' module-level import graph has no cycle, and no first-party import hides in a function.
+"""No import cycle between the three packages' modules, and no first-party import hidden in a function.
 
 Every module of router_oracle, router_frontier_rl and router_train is parsed with `ast` (nothing is
 imported): an edge for each import anywhere in it, `TYPE_CHECKING` blocks included (a cycle kept
-importable by one is still a cycle), plus one to each parent package whose `__init__` the import
-runs. A function-level import is allowed only for the heavy third-party libraries in LAZY_IMPORTS.
+importable by one is still a cycle), and one to each parent package whose `__init__` it runs. Only the
+heavy third-party imports in LAZY_IMPORTS may sit in a function.
 """
 
 from __future__ import annotations
@@ -15,11 +15,9 @@ import router_frontier_rl
 import router_oracle
 import router_train
 
-PACKAGES = (router_oracle, router_frontier_rl, router_train)
-
 LAZY_IMPORTS = {
-    ("router_train.evaluate.plot", "matplotlib"): "the PNG only; `--no-plot` and tests skip loading it",
-    ("router_train.scoring.baselines", "sklearn"): "the TF-IDF classifiers; most scoring never fits one",
+    ("router_train.evaluate.plot", "matplotlib"): "the PNG only; `--no-plot` and most tests never load it",
+    ("router_train.scoring.baselines", "sklearn"): "the TF-IDF classifiers; most scoring fits none",
     ("router_train.evaluate.forked", "multiprocessing"): "only when fits run in parallel",
     ("router_frontier_rl.repo_access", "verifiers"): "the harness class, only for repo_access tasks",
 }
@@ -28,123 +26,83 @@ LAZY_IMPORTS = {
 
 def _modules() -> dict[str, Path]:
     modules = {}
-    for package in PACKAGES:
+    for package in (router_oracle, router_frontier_rl, router_train):
         root = Path(package.__file__).parent
         for path in sorted(root.rglob("*.py")):
             parts = [package.__name__, *path.relative_to(root).with_suffix("").parts]
-            if parts[-1] == "__init__":
-                parts.pop()
-            modules[".".join(parts)] = path
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return modules
-
-
-def _imported_names(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> list[str]:
-    if isinstance(node, ast.Import):
-        return [alias.name for alias in node.names]
-    base = node.module or ""
-    if node.level:
-        parts = module.split(".") if is_package else module.split(".")[:-1]
-        parts = parts[: len(parts) - node.level + 1]
-        base = ".".join([*parts, *([base] if base else [])])
-    return [base, *(f"{base}.{alias.name}" for alias in node.names)]
 
 
 def _graph() -> tuple[dict[str, set[str]], list[str]]:
     """Edges between first-party modules, and the function-level imports that are not allowed."""
     modules = _modules()
-
-    def known(name: str) -> str | None:
-        parts = name.split(".")
-        while parts and ".".join(parts) not in modules:
-            parts.pop()
-        return ".".join(parts) or None
-
     edges: dict[str, set[str]] = {m: set() for m in modules}
-    hidden: list[str] = []
+    hidden = []
     for module, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
         in_function = {
             id(node)
-            for function in ast.walk(tree)
-            if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
-            for node in ast.walk(function)
+            for f in ast.walk(tree)
+            if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+            for node in ast.walk(f)
         }
         for node in ast.walk(tree):
-            if not isinstance(node, ast.Import | ast.ImportFrom):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative: from the package, up level - 1
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*up, *([base] if base else [])])
+                names = [base, *(f"{base}.{a.name}" for a in node.names)]
+            else:
                 continue
-            for name in _imported_names(node, module, path.name == "__init__.py"):
-                target = known(name)
-                if target is not None:
-                    parts = target.split(".")
-                    # importing a.b.c runs a/__init__ and a/b/__init__ first
-                    for i in range(1, len(parts) + 1):
-                        parent = ".".join(parts[:i])
-                        if parent in modules and not module.startswith(parent + "."):
-                            edges[module].add(parent)
-                lazy_ok = target is None and (module, name.split(".")[0]) in LAZY_IMPORTS
+            for name in names:
+                parts = name.split(".")
+                targets = {".".join(parts[:i]) for i in range(1, len(parts) + 1)} & modules.keys()
+                edges[module] |= {t for t in targets if t != module and not module.startswith(t + ".")}
+                lazy_ok = not targets and (module, parts[0]) in LAZY_IMPORTS
                 if id(node) in in_function and not lazy_ok:
                     hidden.append(f"{path}:{node.lineno}: {ast.unparse(node)}")
-    edges = {m: {t for t in ts if t != m} for m, ts in edges.items()}
     return edges, sorted(set(hidden))
 
 
-def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
+def _cycle(edges: dict[str, set[str]]) -> list[str]:
+    """One import cycle (its modules, the first repeated at the end), or [] when there is none."""
+    done: set[str] = set()
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        if node in path:
+            return [*path[path.index(node) :], node]
+        if node in done:
+            return []
+        path.append(node)
+        for child in sorted(edges[node]):
+            if found := visit(child):
+                return found
+        path.pop()
+        done.add(node)
+        return []
+
     for root in sorted(edges):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(edges[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = len(index)
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(edges[child]))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    found.append(sorted(component))
-    return found
+        if found := visit(root):
+            return found
+    return []
 
 
 def test_no_import_cycle_between_modules() -> None:
     edges, _ = _graph()
     assert len(edges) > 90  # every module of the three packages was found
-    assert _cycles(edges) == []
+    assert _cycle(edges) == []
 
 
 def test_no_function_level_import_of_first_party_code() -> None:
-    _, hidden = _graph()
-    assert hidden == []
+    assert _graph()[1] == []
 
 
-def test_the_check_sees_a_cycle_and_a_hidden_import() -> None:
-    # The check itself can fail: a two-module cycle, and one kept importable by a TYPE_CHECKING block.
-    assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
-    assert _cycles({"a": {"b"}, "b": set()}) == []
-    tree = ast.parse("if TYPE_CHECKING:\n    from router_train.local import x\n")
-    names = _imported_names(tree.body[0].body[0], "router_train.evaluate.run", False)  # type: ignore[attr-defined]
-    assert names[0] == "router_train.local"
+def test_the_check_finds_a_cycle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == []

@@ -7,24 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig, format_anypool_summary, run_any_pool
-from router_train.cli_args import add_table_arguments, default_of, given
+from router_train.cli_args import add_table_arguments, config_flags, default_of, given, int_list
 
 DEFAULT_OUTPUT = Path("runs/local-anypool")
 
 
-def _d(name: str) -> str:
-    return default_of(AnyPoolTrainConfig, name)
-
-
 def _ids(text: str) -> list[str]:
     return [i.strip() for i in text.split(",") if i.strip()]
-
-
-def _sizes(text: str) -> list[int]:
-    try:
-        return [int(v) for v in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
 def register(sub: Any) -> None:
@@ -49,61 +38,32 @@ def register(sub: Any) -> None:
         help="candidate models kept out of training; every evaluation pool holds one "
         "(`router-oracle models` lists the ids)",
     )
+    size = default_of(AnyPoolRunConfig, "eval_pool_size")
     p.add_argument(
-        "--pool-size",
-        dest="eval_pool_size",
-        type=int,
-        default=None,
-        help=f"evaluation pool size ({default_of(AnyPoolRunConfig, 'eval_pool_size')})",
+        "--pool-size", dest="eval_pool_size", type=int, help=f"evaluation pool size (default {size})"
     )
-    p.add_argument(
-        "--pool-seed",
-        type=int,
-        default=None,
-        help=f"seed of the evaluation pools (default {default_of(AnyPoolRunConfig, 'pool_seed')})",
-    )
-    p.add_argument(
-        "--train-pool-sizes",
-        type=_sizes,
-        default=None,
-        metavar="N,N",
-        help=f"training pool sizes ({_d('pool_sizes')})",
-    )
-    p.add_argument(
-        "--pool-bank", type=int, default=None, help=f"distinct training pools (default {_d('pool_bank')})"
-    )
+    config_flags(p, AnyPoolRunConfig, [("--pool-seed", int, "seed of the evaluation pools")])
+    sizes = default_of(AnyPoolTrainConfig, "pool_sizes")
+    p.add_argument("--train-pool-sizes", type=int_list, metavar="N,N", help=f"training pool sizes ({sizes})")
+    config_flags(p, AnyPoolTrainConfig, [("--pool-bank", int, "distinct training pools")])
     p.add_argument("--output-dir", type=Path, default=DEFAULT_OUTPUT, help=f"default: {DEFAULT_OUTPUT}")
-    p.add_argument("--steps", type=int, default=None, help=f"GRPO steps (default {_d('steps')})")
-    p.add_argument(
-        "--tasks-per-step",
-        type=int,
-        default=None,
-        help=f"train tasks per step (default {_d('tasks_per_step')})",
-    )
-    p.add_argument(
-        "--samples-per-task",
-        type=int,
-        default=None,
-        help=f"routes sampled per task (default {_d('samples_per_task')})",
-    )
-    p.add_argument("--lr", type=float, default=None, help=f"Adam learning rate (default {_d('lr')})")
-    p.add_argument(
-        "--weight-decay",
-        type=float,
-        default=None,
-        help=f"AdamW weight decay of the interactions (default {_d('weight_decay')})",
+    config_flags(
+        p,
+        AnyPoolTrainConfig,
+        [
+            ("--steps", int, "GRPO steps"),
+            ("--tasks-per-step", int, "train tasks per step"),
+            ("--samples-per-task", int, "routes sampled per task"),
+            ("--lr", float, "Adam learning rate"),
+            ("--weight-decay", float, "AdamW weight decay of the interactions"),
+            ("--seed", int, "pool bank / task order / sampling seed"),
+        ],
     )
     p.add_argument(
         "--advantage",
         choices=("mean", "std"),
         default=None,
         help="group advantage: reward - group mean (prime-rl's grpo; default) or also / group std",
-    )
-    p.add_argument(
-        "--seed",
-        type=int,
-        default=None,
-        help=f"pool bank / task order / sampling seed (default {_d('seed')})",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

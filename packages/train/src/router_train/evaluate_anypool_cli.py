@@ -7,7 +7,6 @@ group, impossible pool sizes, bad fold arguments), with one line on stderr and n
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from router_frontier_rl.bundled import bundled_table_path
 from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.derive import CandidateIndex
+from router_train.cli_args import add_report_arguments, int_list, jobs_of
 from router_train.evaluate import read_table
 from router_train.evaluate_anypool import (
     NamedPool,
@@ -29,13 +29,6 @@ from router_train.evaluate_anypool.design import HeldOutBy, HeldOutDesign
 
 DEFAULT_FOLDS = 5
 DEFAULT_FOLD_SEEDS = [0]
-
-
-def _seeds(text: str) -> list[int]:
-    try:
-        return [int(v) for v in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
 def _ids(text: str) -> list[str]:
@@ -83,7 +76,7 @@ def register(sub: Any) -> None:
     p.add_argument("--folds", type=int, default=DEFAULT_FOLDS, metavar="K", help="task folds (default 5)")
     p.add_argument(
         "--fold-seeds",
-        type=_seeds,
+        type=int_list,
         default=None,
         metavar="S1,S2,...",
         help="one complete K-fold pass per seed (default 0; each seed costs a full protocol run)",
@@ -129,14 +122,7 @@ def register(sub: Any) -> None:
         help="few-step trainers (20 GRPO steps each): a smoke run of the plumbing, not a result",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the classifier and the bootstrap")
-    p.add_argument(
-        "--jobs",
-        type=int,
-        default=None,
-        help="processes running fits in parallel (default: the CPU count, at most 4)",
-    )
-    p.add_argument("--no-plot", action="store_true", help="skip the PNG")
-    p.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR", help="report directory")
+    add_report_arguments(p, "processes running fits in parallel")
     p.set_defaults(func=run, error_prefix="error: ")  # EvaluateError, CandidatesError, AnyPoolError: 2
 
 
@@ -179,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
         anypool_config=anypool_cfg,
         fixed_config=fixed_cfg,
         seed=args.seed,
-        jobs=args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 4),
+        jobs=jobs_of(args),
         progress=True,
     )
     files = write_report(report, args.output, plot=not args.no_plot)

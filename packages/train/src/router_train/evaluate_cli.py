@@ -9,14 +9,19 @@ at all (`router_oracle.atomic_file.publish_directory`).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from router_frontier_rl.bundled import bundled_table_path
 from router_oracle.atomic_file import output_directory
-from router_train.cli_args import add_table_arguments, given, path_arg
+from router_train.cli_args import (
+    add_report_arguments,
+    add_table_arguments,
+    given,
+    int_list,
+    jobs_of,
+)
 from router_train.evaluate import Source, evaluate, read_table, render_terminal, write_report
 from router_train.evaluate.run import default_local_routers
 from router_train.evaluate.traces import traces_name
@@ -29,13 +34,6 @@ def _named(value: str) -> tuple[str | None, Path]:
     if sep and name and path and "/" not in name:
         return name, Path(path)
     return None, Path(value)
-
-
-def _seeds(text: str) -> list[int]:
-    try:
-        return [int(v) for v in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
 def _local(text: str) -> tuple[str, str]:
@@ -81,7 +79,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--fold-seeds",
-        type=_seeds,
+        type=int_list,
         default=None,
         metavar="S1,S2,...",
         help="with --folds: one complete K-fold pass per seed (default 0,1,2,3,4)",
@@ -137,15 +135,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--seed", type=int, default=0, help="seed of the random baseline, classifiers and bootstrap"
     )
-    p.add_argument(
-        "--jobs",
-        type=int,
-        default=None,
-        help="processes fitting folds in parallel (default: the CPU count, at most 4)",
-    )
     p.add_argument("--no-baselines", action="store_true", help="evaluate only the given routers")
-    p.add_argument("--no-plot", action="store_true", help="skip the PNG")
-    p.add_argument("-o", "--output", type=path_arg, required=True, metavar="OUTDIR", help="report directory")
+    add_report_arguments(p, "processes fitting folds in parallel")
     p.set_defaults(func=run, error_prefix="error: ")  # EvaluateError, TableError, split errors: exit 2
 
 
@@ -200,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
         include_baselines=not args.no_baselines,
         only_covered=args.only_covered,
         allow_in_sample=args.allow_in_sample,
-        jobs=args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 4),
+        jobs=jobs_of(args),
         progress=True,
         **given(args, "eval_fraction", "split_seed"),
     )

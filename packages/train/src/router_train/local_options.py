@@ -10,12 +10,8 @@ from pydantic import ValidationError
 
 from router_frontier_rl.rewards import REWARD_NAMES
 from router_oracle.validation_message import one_line
-from router_train.cli_args import default_of, given
+from router_train.cli_args import config_flags, default_of, given
 from router_train.local import FeatureConfig, LocalTrainConfig, RewardWeights
-
-
-def _d(name: str) -> str:
-    return default_of(LocalTrainConfig, name)
 
 
 def _default_weights() -> str:
@@ -34,25 +30,17 @@ def _weights(text: str) -> list[float]:
 
 def add_training_arguments(p: argparse.ArgumentParser) -> None:
     """The training knobs (not the table, split or output): `router-train evaluate --local` takes them too."""
-    p.add_argument("--steps", type=int, default=None, help=f"GRPO steps (default {_d('steps')})")
-    p.add_argument(
-        "--tasks-per-step",
-        type=int,
-        default=None,
-        help=f"train tasks per step (default {_d('tasks_per_step')})",
-    )
-    p.add_argument(
-        "--samples-per-task",
-        type=int,
-        default=None,
-        help=f"routes sampled per task (default {_d('samples_per_task')})",
-    )
-    p.add_argument("--lr", type=float, default=None, help=f"Adam learning rate (default {_d('lr')})")
-    p.add_argument(
-        "--weight-decay", type=float, default=None, help=f"AdamW weight decay (default {_d('weight_decay')})"
-    )
-    p.add_argument(
-        "--seed", type=int, default=None, help=f"sampling / task-order seed (default {_d('seed')})"
+    config_flags(
+        p,
+        LocalTrainConfig,
+        [
+            ("--steps", int, "GRPO steps"),
+            ("--tasks-per-step", int, "train tasks per step"),
+            ("--samples-per-task", int, "routes sampled per task"),
+            ("--lr", float, "Adam learning rate"),
+            ("--weight-decay", float, "AdamW weight decay"),
+            ("--seed", int, "sampling / task-order seed"),
+        ],
     )
     p.add_argument(
         "--advantage",
@@ -66,7 +54,7 @@ def add_training_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help=(
             f"inner folds that choose the prior shift back from the upsampled label mix "
-            f"(default {_d('shift_folds')}; 0: none)"
+            f"(default {default_of(LocalTrainConfig, 'shift_folds')}; 0: none)"
         ),
     )
     p.add_argument(
