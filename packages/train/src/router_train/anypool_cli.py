@@ -25,7 +25,8 @@ def register(sub: Any) -> None:
             "features and the model's capability-summary entries (train split only), softmax over the "
             "drawn pool. Trains on the env's train tasks with pools drawn from the candidates table "
             "minus --held-out-models, then routes the env's any-pool eval episodes (held-out tasks, each "
-            "pool holding a held-out model). Writes checkpoint.json, metrics.jsonl and summary.json."
+            "pool holding a held-out model). Writes checkpoint.json, metrics.jsonl and summary.json to "
+            "--output-dir, all three at once (other files there are kept)."
         ),
     )
     add_table_arguments(p)

@@ -1,4 +1,5 @@
-"""The one writer of a report's files (`router-train evaluate` and `evaluate-anypool`)."""
+"""The one writer of a set of output files: an evaluation's report (`router-train evaluate`,
+`evaluate-anypool`) or a run's checkpoint, metrics and summary (`router-train local-anypool`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 from router_oracle.atomic_file import publish_directory
 
 
-def publish_report(
+def publish_files(
     outdir: str | os.PathLike[str], files: Mapping[str, bytes], owned: Sequence[str]
 ) -> list[Path]:
     """Publish `files` (name -> rendered bytes) into `outdir` as one set; the paths written.

@@ -39,7 +39,7 @@ from router_train.evaluate.report import (
 from router_train.evaluate.traces import read_traces
 from router_train.local import LocalTrainConfig
 from router_train.local.checkpoint import policy_of, read_checkpoint
-from router_train.report_files import publish_report
+from router_train.report_files import publish_files
 from router_train.scoring import baselines
 from router_train.scoring.decisions import Decisions, EvaluateError, from_labels
 from router_train.scoring.metrics import (
@@ -445,4 +445,4 @@ def write_report(report: EvalReport, outdir: str | os.PathLike[str], *, plot: bo
     }
     if plot:
         files[PLOT_PNG] = render_png(report)
-    return publish_report(outdir, files, owned=(REPORT_JSON, REPORT_MD, PLOT_PNG))
+    return publish_files(outdir, files, owned=(REPORT_JSON, REPORT_MD, PLOT_PNG))

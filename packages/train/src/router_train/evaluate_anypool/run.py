@@ -44,7 +44,7 @@ from router_train.evaluate_anypool.report import (
     render_markdown,
 )
 from router_train.local import LocalTrainConfig
-from router_train.report_files import publish_report
+from router_train.report_files import publish_files
 from router_train.scoring import baselines
 from router_train.scoring.bootstrap import RESAMPLES
 from router_train.scoring.decisions import Decisions, EvaluateError
@@ -276,11 +276,11 @@ def _pool_evaluation(
 def write_report(
     report: AnyPoolEvalReport, outdir: str | os.PathLike[str], *, plot: bool = True
 ) -> list[Path]:
-    """Write report.json, report.md and the PNG into `outdir`, all together or none (`publish_report`)."""
+    """Write report.json, report.md and the PNG into `outdir`, all together or none (`publish_files`)."""
     files: dict[str, bytes] = {
         REPORT_JSON: dumps_report(report).encode("utf-8"),
         REPORT_MD: render_markdown(report, PLOT_PNG if plot else None).encode("utf-8"),
     }
     if plot:
         files[PLOT_PNG] = render_png(report)
-    return publish_report(outdir, files, owned=(REPORT_JSON, REPORT_MD, PLOT_PNG))
+    return publish_files(outdir, files, owned=(REPORT_JSON, REPORT_MD, PLOT_PNG))
