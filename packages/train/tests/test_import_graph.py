@@ -27,7 +27,7 @@ LAZY_IMPORTS = {
 def _modules() -> dict[str, Path]:
     modules = {}
     for package in (router_oracle, router_frontier_rl, router_train):
-        root = Path(package.__file__).parent
+        root = Path(str(package.__file__)).parent
         for path in sorted(root.rglob("*.py")):
             parts = [package.__name__, *path.relative_to(root).with_suffix("").parts]
             modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
