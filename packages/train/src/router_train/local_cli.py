@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from router_train import local
 from router_train.cli_args import add_table_arguments, path_arg
-from router_train.local import format_summary, train_local
 from router_train.local_options import add_training_arguments, config_from_args
 
 DEFAULT_OUTPUT = Path("runs/local")
@@ -35,8 +35,8 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
-    result = train_local(cfg, progress=not args.quiet)  # TableError, LocalTrainError: exit 2
-    print(format_summary(result.summary))
+    result = local.train_local(cfg, progress=not args.quiet)  # TableError, LocalTrainError: exit 2
+    print(local.format_summary(result.summary))
     shift = (
         f"; prior shift tau {result.prior_shift:g}, chosen on {cfg.shift_folds} cross-fitted folds"
         if cfg.shift_folds

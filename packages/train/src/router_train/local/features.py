@@ -59,8 +59,8 @@ def fit_features(cfg: FeatureConfig, tasks: Sequence[TaskRecord]) -> FeatureStat
     """Fit bucket weights (idf, min_df) and vocabularies on (train) tasks."""
     uniq = unique_tasks(tasks)
     weights: list[float] | None = None
-    vocabulary: list[str] = Field(default_factory=list)
-    idf: list[float] = Field(default_factory=list)
+    vocabulary: list[str] = []
+    idf: list[float] = []
     if cfg.text == "tfidf":
         vocabulary, idf = fit_tfidf(uniq)
     if cfg.text == "hashed" and (cfg.idf or cfg.min_df > 1):
