@@ -12,7 +12,8 @@ from pydantic import ValidationError
 
 from router_frontier_rl import RouterConfig, RouterTaskset
 from router_frontier_rl.rewards import REWARD_NAMES, check_weights
-from router_oracle.table import dumps_table, load_table
+from router_oracle.table import dumps_table
+from router_oracle.table_check import load_table
 from router_oracle.validation_message import one_line
 
 

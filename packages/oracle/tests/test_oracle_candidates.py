@@ -24,7 +24,8 @@ from router_oracle.derive import CandidateIndex, derive_table
 from router_oracle.errors import OracleInputError
 from router_oracle.leaderboard_models import base_model, reasoning_effort
 from router_oracle.sources.leaderboard import LeaderboardEntry
-from router_oracle.table import Pool, TableError, dumps_table, load_table
+from router_oracle.table import Pool, TableError, dumps_table
+from router_oracle.table_check import load_table
 
 BROKEN = "20250720_mini-v0.0.0-claude-3-7-sonnet-20250219"
 

@@ -19,7 +19,8 @@ import router_train.local.trainer as trainer
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.rewards import check_weights
 from router_oracle.atomic_file import write_bytes_atomic
-from router_oracle.table import TableError, load_table
+from router_oracle.table import TableError
+from router_oracle.table_check import load_table
 from router_train.cli import main
 from router_train.local import LocalTrainError, RewardWeights, read_checkpoint
 

@@ -14,15 +14,15 @@ from router_train.cli import main
 from router_train.evaluate import (
     EvaluateError,
     Source,
-    baselines,
     evaluate,
     read_table,
     read_traces,
     write_report,
 )
-from router_train.evaluate.metrics import compute_metrics
 from router_train.evaluate.traces import last_reply
 from router_train.local import LocalTrainConfig, load_policy, train_local
+from router_train.scoring import baselines
+from router_train.scoring.metrics import compute_metrics
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import verifiers.v1 as vf
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from router_oracle.frozen_model import FrozenModel
 
 DEFAULT_TURN_BUDGET = 10
 """Model turns per agentic episode, the final answer included: room for about eight read-only
@@ -25,10 +27,8 @@ class RepoAccessError(RuntimeError):
     """An agentic episode that cannot run as configured: the message says why and what to change."""
 
 
-class RepoAccess(BaseModel):
+class RepoAccess(FrozenModel):
     """A task's agentic-episode settings (`RouteData.repo_access`); absent on a single-turn task."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     turn_budget: int = Field(ge=1)
     """Model turns the agent may take, its final answer included; the episode stops there."""

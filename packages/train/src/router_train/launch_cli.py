@@ -6,10 +6,9 @@ import argparse
 import sys
 from typing import Any
 
-from router_oracle.atomic_file import OutputPathError, write_text_atomic
-from router_train.cli_args import bad_input, path_arg
+from router_oracle.atomic_file import write_text_atomic
+from router_train.cli_args import path_arg
 from router_train.hosted.config_files import (
-    ConfigFileError,
     render_preset,
     stale_shipped,
     write_shipped,
@@ -23,7 +22,6 @@ from router_train.hosted.launch import (
     sources_from_imports,
 )
 from router_train.hosted.presets import PRESET_NAMES, PRESETS
-from router_train.hosted.staging import StagingError
 
 
 def register(sub: Any) -> None:
@@ -92,15 +90,12 @@ def _config(args: argparse.Namespace) -> int:
             print(f"stale: {path} (run `router-train config --write-shipped`)", file=sys.stderr)
         return 1 if stale else 0
     if args.preset is None:
-        return bad_input("config", "give a preset, --write-shipped or --check")
+        raise ValueError("give a preset, --write-shipped or --check")
     text = render_preset(args.preset)
     if args.output is None:
         sys.stdout.write(text)
         return 0
-    try:
-        write_text_atomic(args.output, text)
-    except OutputPathError as e:
-        return bad_input("config", e)
+    write_text_atomic(args.output, text)
     print(f"wrote {args.output}")
     return 0
 
@@ -109,10 +104,7 @@ def _launch(args: argparse.Namespace) -> int:
     sources = None
     version = args.version
     if args.from_source:
-        try:
-            sources, version = sources_from_imports(args.version)
-        except (StagingError, ConfigFileError) as e:
-            return bad_input("launch", e)
+        sources, version = sources_from_imports(args.version)  # StagingError, ConfigFileError: exit 2
     return launch(
         args.preset,
         dry_run=args.dry_run,

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from router_frontier_rl.route_parser import parse_route
-from router_train.evaluate.decisions import Decisions, EvaluateError, from_labels
+from router_train.scoring.decisions import Decisions, EvaluateError, from_labels
 
 _ID_FIELDS = ("instance_id", "id", "name")
 """Task-row fields that may hold the SWE-bench instance id, tried in this order."""

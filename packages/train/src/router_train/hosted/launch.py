@@ -21,9 +21,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import TextIO
 
+import router_frontier_rl
+import router_oracle
 from router_frontier_rl.swebench_image import swebench_image
 from router_oracle.atomic_file import file_in_the_way, write_text_atomic
-from router_train.cli_args import EXIT_BAD_INPUT  # invalid config, or no usable env build (nothing pushed)
+from router_oracle.cli_runner import EXIT_BAD_INPUT  # invalid config, or no usable env build (nothing pushed)
 from router_train.hosted.config_files import (
     ConfigFileError,
     dumps_config,
@@ -87,9 +89,6 @@ def sources_from_imports(version: str | None = None) -> tuple[tuple[PackageSourc
 
     The version is the installed distribution's unless given; a bare checkout has none.
     """
-    import router_frontier_rl
-    import router_oracle
-
     env_root = Path(router_frontier_rl.__file__).resolve().parent.parent
     oracle_root = Path(router_oracle.__file__).resolve().parent.parent
     if version is None:

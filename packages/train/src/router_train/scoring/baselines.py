@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from router_oracle.table import TaskRecord
-from router_train.evaluate.decisions import Decisions, EvaluateError, from_distributions, from_labels
+from router_train.scoring.decisions import Decisions, EvaluateError, from_distributions, from_labels
 from router_train.text_features import fit_tfidf, tfidf_matrix
 
 
