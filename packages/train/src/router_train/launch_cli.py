@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from router_oracle.atomic_file import OutputPathError, write_text_atomic
 from router_train.cli_args import bad_input, path_arg
 from router_train.hosted.config_files import (
-    ConfigFileError,
     render_preset,
     stale_shipped,
     write_shipped,
 )
+from router_train.hosted.errors import LaunchError
 from router_train.hosted.launch import (
     DEFAULT_DIST_DIR,
     DEFAULT_RUNS_DIR,
@@ -22,8 +23,8 @@ from router_train.hosted.launch import (
     launch,
     sources_from_imports,
 )
-from router_train.hosted.presets import PRESET_NAMES, PRESETS
-from router_train.hosted.staging import StagingError
+from router_train.hosted.presets import PRESET_NAMES, PRESETS, PresetName
+from router_train.hosted.prime_tool import DEFAULT_TIMEOUT_S
 
 
 def register(sub: Any) -> None:
@@ -78,6 +79,13 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--stage-dir", type=path_arg, default=DEFAULT_STAGE_DIR, help="staging directory")
     p.add_argument("--runs-dir", type=path_arg, default=DEFAULT_RUNS_DIR, help="where launch records go")
+    p.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=DEFAULT_TIMEOUT_S,
+        help=f"seconds each `prime` (or `uv`) command may run before the launch gives up "
+        f"({DEFAULT_TIMEOUT_S:g})",
+    )
     p.set_defaults(func=_launch)
 
 
@@ -105,21 +113,48 @@ def _config(args: argparse.Namespace) -> int:
     return 0
 
 
+def exit_status(command: str, run: Callable[[], object]) -> int:
+    """Run a launch step; the one mapping of its typed errors to exit statuses (`hosted.errors`):
+    0, or one line `router-train COMMAND: why` on stderr and the error's documented status."""
+    try:
+        run()
+    except LaunchError as e:
+        print(f"router-train {command}: {e}", file=sys.stderr)
+        return e.exit_code
+    return 0
+
+
+def launch_status(preset: PresetName, **kwargs: Any) -> int:
+    """`launch(preset, **kwargs)` as an exit status (for the smoke job and the CLI)."""
+    return exit_status("launch", lambda: launch(preset, **kwargs))
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"--timeout: {text!r} is not a positive number of seconds")
+    return value
+
+
 def _launch(args: argparse.Namespace) -> int:
-    sources = None
-    version = args.version
-    if args.from_source:
-        try:
+    def run() -> object:
+        sources = None
+        version = args.version
+        if args.from_source:
             sources, version = sources_from_imports(args.version)
-        except (StagingError, ConfigFileError) as e:
-            return bad_input("launch", e)
-    return launch(
-        args.preset,
-        dry_run=args.dry_run,
-        config_path=args.config,
-        dist_dir=args.dist_dir,
-        stage_dir=args.stage_dir,
-        runs_dir=args.runs_dir,
-        sources=sources,
-        version=version,
-    )
+        return launch(
+            args.preset,
+            dry_run=args.dry_run,
+            config_path=args.config,
+            dist_dir=args.dist_dir,
+            stage_dir=args.stage_dir,
+            runs_dir=args.runs_dir,
+            sources=sources,
+            version=version,
+            timeout=args.timeout,
+        )
+
+    return exit_status("launch", run)
