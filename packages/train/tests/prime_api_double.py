@@ -68,7 +68,7 @@ class PrimeApiDouble:
 
 def _handler(state: PrimeApiDouble) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
         def _send(self, status: int, body: dict[str, Any] | None = None) -> None:
@@ -108,7 +108,7 @@ def _handler(state: PrimeApiDouble) -> type[BaseHTTPRequestHandler]:
                 return False
             return True
 
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        def do_GET(self) -> None:
             state.requests.append(("GET", self.path))
             if state.mode == "hang":
                 state.release.wait(120)
@@ -117,9 +117,11 @@ def _handler(state: PrimeApiDouble) -> type[BaseHTTPRequestHandler]:
                 self._fail("unknown route", 404)
                 return
             if self._authorized():
-                self._send(200, {"data": {"id": "user_1", "email": "a@example.org", "name": "Alice", "slug": OWNER}})
+                self._send(
+                    200, {"data": {"id": "user_1", "email": "a@example.org", "name": "Alice", "slug": OWNER}}
+                )
 
-        def do_PUT(self) -> None:  # noqa: N802
+        def do_PUT(self) -> None:
             state.requests.append(("PUT", self.path))
             m = re.fullmatch(r"/upload/(wheel|source)", self.path)
             if m is None:
@@ -131,7 +133,7 @@ def _handler(state: PrimeApiDouble) -> type[BaseHTTPRequestHandler]:
             state.uploads[m.group(1)] = self._body()
             self._send(200)
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             state.requests.append(("POST", self.path))
             if not self._authorized():
                 return
@@ -149,7 +151,7 @@ def _handler(state: PrimeApiDouble) -> type[BaseHTTPRequestHandler]:
                     return
                 self._send(200, {"data": {"id": ENV_HUB_ID, "owner": {"name": OWNER}, "created": True}})
             elif path == f"{hub}/wheels":
-                if not _WHEEL_FIELDS <= set(body) or not str(body["filename"]).endswith(".whl"):
+                if not set(body) >= _WHEEL_FIELDS or not str(body["filename"]).endswith(".whl"):
                     self._fail(f"wheel body fields {sorted(body)}")
                     return
                 state.wheel_meta = body
@@ -157,10 +159,12 @@ def _handler(state: PrimeApiDouble) -> type[BaseHTTPRequestHandler]:
             elif path == f"{hub}/wheels/w1/finalize":
                 self._send(200, {"data": {"success": True}})
             elif path == f"{hub}/versions":
-                if not _VERSION_FIELDS <= set(body):
+                if not set(body) >= _VERSION_FIELDS:
                     self._fail(f"version body fields {sorted(body)}")
                     return
-                self._send(200, {"data": {"version_id": "v1", "upload_url": f"{state.base_url}/upload/source"}})
+                self._send(
+                    200, {"data": {"version_id": "v1", "upload_url": f"{state.base_url}/upload/source"}}
+                )
             elif path == f"{hub}/versions/v1/finalize":
                 self._send(200, {"data": {"success": True}})
             elif path == "/api/v1/training/runs/prepare":

@@ -17,16 +17,15 @@ from router_train.cli import main
 from router_train.hosted import prime_ready
 from router_train.hosted.config_files import load_config, render_preset, shipped_path
 from router_train.hosted.errors import BadLaunchInput, NoRunId, NotLoggedIn, ToolNotFound
+from router_train.hosted.prime_tool import parse_pushed_slug, parse_run_id
+from router_train.hosted.runs import load_record
+from router_train.hosted.staging import ENV_DIST, ORACLE_DIST, dir_source
 from router_train.launch_cli import launch_status
 
 EXIT_BAD_INPUT = BadLaunchInput.exit_code
 EXIT_NO_PRIME = ToolNotFound.exit_code
 EXIT_NO_RUN_ID = NoRunId.exit_code
 EXIT_NOT_LOGGED_IN = NotLoggedIn.exit_code
-from router_train.hosted.prime_tool import parse_pushed_slug, parse_run_id
-from router_train.hosted.runs import load_record
-from router_train.hosted.staging import ENV_DIST, ORACLE_DIST, dir_source
-
 RUN_ID = "cmi8x2k4p0007l3ab9c2d1efg"
 SOURCES = (
     dir_source(Path(router_frontier_rl.__file__).resolve().parent.parent, ENV_DIST),
@@ -263,7 +262,9 @@ def test_bad_config_exits_2_before_running_prime(
 
 
 def test_missing_build_exits_2(fake_prime: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = launch_status("smoke", dist_dir=tmp_path / "dist", stage_dir=tmp_path / "s", runs_dir=tmp_path / "r")
+    code = launch_status(
+        "smoke", dist_dir=tmp_path / "dist", stage_dir=tmp_path / "s", runs_dir=tmp_path / "r"
+    )
     assert code == EXIT_BAD_INPUT
     assert "pants package" in capsys.readouterr().err
 

@@ -10,11 +10,12 @@ from typing import Any
 from router_oracle.atomic_file import OutputPathError, write_text_atomic
 from router_train.cli_args import bad_input, path_arg
 from router_train.hosted.config_files import (
+    render_multi_node,
     render_preset,
     stale_shipped,
     write_shipped,
 )
-from router_train.hosted.errors import LaunchError
+from router_train.hosted.errors import BadLaunchInput, LaunchError
 from router_train.hosted.launch import (
     DEFAULT_DIST_DIR,
     DEFAULT_RUNS_DIR,
@@ -25,6 +26,7 @@ from router_train.hosted.launch import (
 )
 from router_train.hosted.presets import PRESET_NAMES, PRESETS, PresetName
 from router_train.hosted.prime_tool import DEFAULT_TIMEOUT_S
+from router_train.hosted.self_hosted import launch_self_hosted
 
 
 def register(sub: Any) -> None:
@@ -42,6 +44,11 @@ def register(sub: Any) -> None:
     )
     c.add_argument(
         "--check", action="store_true", help="exit 1 if a shipped file differs from a fresh rendering"
+    )
+    c.add_argument(
+        "--nodes",
+        type=int,
+        help="render prime-rl's multi-node deployment on N nodes (SLURM) instead of one node",
     )
     c.set_defaults(func=_config)
 
@@ -86,6 +93,18 @@ def register(sub: Any) -> None:
         help=f"seconds each `prime` (or `uv`) command may run before the launch gives up "
         f"({DEFAULT_TIMEOUT_S:g})",
     )
+    p.add_argument(
+        "--prime-rl",
+        type=path_arg,
+        metavar="DIR",
+        help="self-hosted: run prime-rl's own `uv run rl @ CONFIG` in this prime-rl checkout instead of "
+        "Prime Hosted Training (installs the env into its environment with uv)",
+    )
+    p.add_argument(
+        "--nodes",
+        type=int,
+        help="with --prime-rl: prime-rl's multi-node deployment on N nodes, started with SLURM",
+    )
     p.set_defaults(func=_launch)
 
 
@@ -101,7 +120,13 @@ def _config(args: argparse.Namespace) -> int:
         return 1 if stale else 0
     if args.preset is None:
         return bad_input("config", "give a preset, --write-shipped or --check")
-    text = render_preset(args.preset)
+    if args.nodes is not None:
+        try:
+            text = render_multi_node(args.preset, args.nodes)
+        except LaunchError as e:
+            return bad_input("config", e)
+    else:
+        text = render_preset(args.preset)
     if args.output is None:
         sys.stdout.write(text)
         return 0
@@ -145,6 +170,22 @@ def _launch(args: argparse.Namespace) -> int:
         version = args.version
         if args.from_source:
             sources, version = sources_from_imports(args.version)
+        if args.prime_rl is not None:
+            return launch_self_hosted(
+                args.preset,
+                args.prime_rl,
+                dry_run=args.dry_run,
+                nodes=args.nodes,
+                config_path=args.config,
+                dist_dir=args.dist_dir,
+                stage_dir=args.stage_dir,
+                runs_dir=args.runs_dir,
+                sources=sources,
+                version=version,
+                timeout=args.timeout,
+            )
+        if args.nodes is not None:
+            raise BadLaunchInput("--nodes needs --prime-rl DIR (Prime Hosted Training places the run itself)")
         return launch(
             args.preset,
             dry_run=args.dry_run,

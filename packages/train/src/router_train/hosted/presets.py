@@ -62,6 +62,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from router_train.hosted.errors import BadLaunchInput
 from router_train.hosted.rl_config import (
     AdamWConfig,
     AgentConfig,
@@ -70,12 +71,14 @@ from router_train.hosted.rl_config import (
     EvalSamplingConfig,
     EvalSourceConfig,
     HarnessConfig,
+    MultiNodeDeploymentConfig,
     OrchestratorConfig,
     RLConfig,
     RuntimeConfig,
     SharedCheckpointConfig,
     SharedModelConfig,
     SingleNodeDeploymentConfig,
+    SlurmConfig,
     TasksetArgs,
     TrainConfig,
     TrainerConfig,
@@ -421,3 +424,37 @@ def build_config(spec: PresetSpec, recipe: Recipe = RECIPE) -> RLConfig:
 def preset_config(name: PresetName) -> RLConfig:
     """The config of preset `name`."""
     return build_config(PRESETS[name])
+
+
+MIN_NODES = 2
+"""A multi-node deployment has at least one trainer node and one inference node."""
+
+
+def multi_node_config(config: RLConfig, name: str, nodes: int) -> RLConfig:
+    """`config` on `nodes` whole nodes (prime-rl's multi-node deployment, started with SLURM): half the
+    nodes train, the rest (the larger half) serve inference, like the 4 + 4 GPU split of one node.
+
+    Raises BadLaunchInput when the preset does not fit: fewer than two nodes, or a preset whose
+    single-node split does not fill a node (the smoke presets: a 4B model on two GPUs).
+    """
+    if nodes < MIN_NODES:
+        raise BadLaunchInput(
+            f"--nodes {nodes}: a multi-node deployment needs {MIN_NODES} nodes (trainer, inference)"
+        )
+    single = config.deployment
+    if not isinstance(single, SingleNodeDeploymentConfig):
+        raise BadLaunchInput(f"preset {name}: already a multi-node config")
+    gpus = single.num_train_gpus + single.num_infer_gpus
+    if gpus < 8:
+        raise BadLaunchInput(
+            f"--nodes {nodes}: preset {name} uses {gpus} GPUs of one node; --nodes is for presets that fill "
+            "a node (full, agentic-full, anypool)"
+        )
+    train = nodes // 2
+    return config.model_copy(
+        update={
+            "deployment": MultiNodeDeploymentConfig(num_train_nodes=train, num_infer_nodes=nodes - train),
+            "slurm": SlurmConfig(job_name=f"router-frontier-rl-{name}"),
+        },
+        deep=True,
+    )

@@ -71,6 +71,7 @@ DEFAULT_TIMEOUT_S = 900.0
 
 _UNREACHABLE = ("Request failed: Connect", "Request timed out", "ConnectError", "ConnectTimeout")
 """How prime 0.18.0 reports a network failure (prime_cli/core/client.py, APIClient.request)."""
+_ERROR_LINE = re.compile(r"\b(Error|error|Failed|failed)\b")
 _UNAUTHORIZED = "API key unauthorized"
 """prime 0.18.0's message for HTTP 401 (prime_cli/core/client.py)."""
 
@@ -106,7 +107,7 @@ def check_login(prime: str, *, timeout: float = DEFAULT_TIMEOUT_S) -> str:
 
     Returns the explanation line. Raises NotLoggedIn (no key, or 401) or ApiUnreachable.
     """
-    logged_in, why = login_status(prime, timeout=min(timeout, 60.0))
+    logged_in, why = login_status(prime)  # no network: its own bound, not --timeout
     if not logged_in:
         raise NotLoggedIn(why)
     who = stream([prime, "whoami"], echo=lambda _line: None, timeout=timeout)
@@ -123,7 +124,11 @@ def failure(result: StreamResult, what: str, *, otherwise: type[LaunchError], hi
             f"`{what}` got no answer from the Prime API within {result.timeout:g} s (--timeout)"
         )
     text = "\n".join(result.lines)
-    last = next((line.strip() for line in reversed(result.lines) if line.strip()), "no output")
+    # prime's first error line is the cause (`env push` adds "Unexpected error: 1" after it).
+    last = next(
+        (line.strip() for line in result.lines if _ERROR_LINE.search(line)),
+        next((line.strip() for line in reversed(result.lines) if line.strip()), "no output"),
+    )
     if any(marker in text for marker in _UNREACHABLE):
         return ApiUnreachable(f"`{what}` could not reach the Prime API: {last}")
     if _UNAUTHORIZED in text:
