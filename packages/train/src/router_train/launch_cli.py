@@ -90,8 +90,8 @@ def register(sub: Any) -> None:
         "--timeout",
         type=_positive_seconds,
         default=DEFAULT_TIMEOUT_S,
-        help=f"seconds each `prime` (or `uv`) command may run before the launch gives up "
-        f"({DEFAULT_TIMEOUT_S:g})",
+        help="seconds each `prime` command (with --prime-rl: each uv set-up step; `rl` itself is not "
+        f"bounded) may run before the launch gives up ({DEFAULT_TIMEOUT_S:g})",
     )
     p.add_argument(
         "--prime-rl",

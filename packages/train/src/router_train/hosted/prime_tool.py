@@ -172,12 +172,12 @@ def stream(
     argv: Sequence[str],
     *,
     echo: Callable[[str], None] | None = None,
-    timeout: float = DEFAULT_TIMEOUT_S,
+    timeout: float | None = DEFAULT_TIMEOUT_S,
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
 ) -> StreamResult:
     """Run `argv`, echoing each output line as it arrives, and return its status and lines; kill it
-    (and its children) after `timeout` seconds."""
+    (and its children) after `timeout` seconds (None: no bound)."""
     emit = echo or (lambda line: (sys.stdout.write(line + "\n"), sys.stdout.flush()))
     lines: list[str] = []
     try:
@@ -196,7 +196,7 @@ def stream(
     except OSError as e:
         message = f"cannot run {argv[0]}: {e}"
         emit(message)
-        return StreamResult(returncode=127, lines=[message], timeout=timeout)
+        return StreamResult(returncode=127, lines=[message], timeout=timeout or 0.0)
     expired = threading.Event()
 
     def kill() -> None:
@@ -204,8 +204,9 @@ def stream(
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, 9)
 
-    timer = threading.Timer(timeout, kill)
-    timer.start()
+    timer = threading.Timer(timeout, kill) if timeout is not None else None
+    if timer is not None:
+        timer.start()
     try:
         with proc:
             assert proc.stdout is not None
@@ -214,8 +215,11 @@ def stream(
                 lines.append(line)
                 emit(line)
     finally:
-        timer.cancel()
-    return StreamResult(returncode=proc.returncode, lines=lines, timed_out=expired.is_set(), timeout=timeout)
+        if timer is not None:
+            timer.cancel()
+    return StreamResult(
+        returncode=proc.returncode, lines=lines, timed_out=expired.is_set(), timeout=timeout or 0.0
+    )
 
 
 def parse_pushed_slug(lines: Sequence[str]) -> str | None:

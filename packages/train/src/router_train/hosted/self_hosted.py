@@ -171,17 +171,19 @@ def launch_self_hosted(
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
     commands: list[CommandRecord] = []
 
-    def run(argv: list[str], what: str) -> StreamResult:
+    def run(argv: list[str], bound: float | None) -> StreamResult:
         real = [uv, *argv[1:]]
         line(f"$ {shlex.join(argv)}   (in {checkout})")
-        result = stream(real, echo=line, timeout=timeout, cwd=checkout, env=env)
+        result = stream(real, echo=line, timeout=bound, cwd=checkout, env=env)
         commands.append(CommandRecord(argv=real, returncode=result.returncode))
         if result.timed_out:
-            raise TrainRejected(f"`{shlex.join(argv)}` in {checkout} ran past --timeout {timeout:g} s")
+            raise BadLaunchInput(
+                f"--prime-rl {prime_rl}: `{shlex.join(argv)}` ran past --timeout {timeout:g} s"
+            )
         return result
 
-    for argv, what in ((sync, "sync"), (install, "install"), (probe, "import")):
-        result = run(argv, what)
+    for argv in (sync, install, probe):
+        result = run(argv, timeout)
         if result.returncode != 0:
             last = next((x for x in reversed(result.lines) if x.strip()), "no output")
             raise BadLaunchInput(
@@ -191,7 +193,7 @@ def launch_self_hosted(
         config_file,
         dumps_config(config, header=f"Run by `router-train launch {preset} --prime-rl`: {label}."),
     )
-    result = run(rl, "rl")
+    result = run(rl, None)  # training runs for hours: `rl` itself is not bounded by --timeout
     status: RunStatus = "launched" if result.returncode == 0 else "train_failed"
     record = RunRecord(
         preset=preset,
