@@ -275,7 +275,7 @@ def _print_plan(
         errors.append(ToolNotFound(NOT_FOUND))
         io.line(f"# prime: not found; a launch would exit {ToolNotFound.exit_code}: {NOT_FOUND}")
     else:
-        io.line(f"# prime: {prime} (login is checked with `prime config view` at launch)")
+        io.line(f"# prime: {prime} (login is checked with `prime config view` and `prime whoami` at launch)")
     problems = [p for p in (stage_dir_problem(stage_dir), runs_dir_problem(record_path.parent)) if p]
     try:
         env_src, oracle_src = sources or find_built_sources(dist_dir)
