@@ -24,6 +24,7 @@ from installed_prime import no_installed_prime  # noqa: F401  (autouse: only the
 from prime_api_double import API_KEY, OWNER, RUN_ID, PrimeApiDouble, prime_api_double
 
 import router_frontier_rl
+import router_frontier_rl.offline  # the probe scores with it: Pants must stage it too
 import router_oracle
 from router_train.hosted.config_files import load_config, shipped_path
 from router_train.hosted.errors import ApiUnreachable, NotLoggedIn, PushRejected, TrainRejected
