@@ -26,6 +26,7 @@ from router_train.hosted.presets import (
     TOOL_OUTPUT_TOKEN_BUDGET,
     preset_config,
 )
+from router_train.hosted.rl_config import SingleNodeDeploymentConfig
 
 SHIPPED = [shipped_path(name) for name in PRESET_NAMES]
 
@@ -87,6 +88,7 @@ def test_smoke_preset_is_small_and_keeps_the_recipe() -> None:
     assert smoke.orchestrator.batch_size < full.orchestrator.batch_size
     assert smoke.orchestrator.batch_size % smoke.orchestrator.group_size == 0
     assert smoke.trainer == full.trainer
+    assert isinstance(smoke.deployment, SingleNodeDeploymentConfig)
     assert smoke.deployment.num_train_gpus + smoke.deployment.num_infer_gpus == 2
 
 
