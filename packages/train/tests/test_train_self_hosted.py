@@ -208,3 +208,16 @@ def test_multi_node_rendering() -> None:
     assert {k: v for k, v in data.items() if k not in ("deployment", "slurm")} == {
         k: v for k, v in single.items() if k != "deployment"
     }
+
+
+def test_cli_dry_run_many_nodes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "prime-rl"
+    root.mkdir()
+    (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    argv = ["launch", "full", "--prime-rl", str(root), "--nodes", "2", "--dry-run", "--from-source"]
+    argv += ["--version", "0.1.0", "--runs-dir", str(tmp_path / "runs")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "multi-node: 2 nodes (SLURM)" in out and 'type = "multi_node"' in out
+    assert "\n$ uv run rl @ " in out and out.rstrip().endswith("# dry run: a launch would exit 0")
+    assert not (tmp_path / "runs").exists()
