@@ -20,6 +20,7 @@ LAZY_IMPORTS = {
     ("router_train.scoring.baselines", "sklearn"): "the TF-IDF classifiers; most scoring fits none",
     ("router_train.evaluate.forked", "multiprocessing"): "only when fits run in parallel",
     ("router_frontier_rl.repo_access", "verifiers"): "the harness class, only for repo_access tasks",
+    ("router_train.hosted.self_hosted", "uv"): "the bundled uv binary, only when none is on PATH",
 }
 """(module, top-level package it imports inside a function) -> why that import is lazy."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import ClassVar
 
 from pydantic import ValidationError
 
@@ -20,6 +21,14 @@ EXIT_BAD_INPUT = 2
 """Bad input (a table, a file, a config, an option): one line on stderr, no output was written."""
 EXIT_INTERRUPTED = 130
 """Ctrl-C: one line on stderr; outputs are published whole or not at all, so none was half-written."""
+
+
+class CommandError(Exception):
+    """An error that carries its own documented exit status (e.g. `router-train launch`'s 3-8);
+    `run_cli` prints its one-line message and returns `exit_code`."""
+
+    exit_code: ClassVar[int] = 1
+    """The exit status documented for this kind of failure."""
 
 
 def bad_input(prog: str, message: object) -> int:
@@ -37,12 +46,16 @@ def run_cli(
 ) -> int:
     """Run a command's `body` and return its exit status; bad input and Ctrl-C become one stderr line.
 
-    `PROG: ERROR_PREFIX MESSAGE` (exit 2) for a `ValueError` (every input error of the project is one;
+    `PROG: ERROR_PREFIX MESSAGE` with its own status for a `CommandError`, exit 2 for a `ValueError`
+    (every input error of the project is one;
     a pydantic `ValidationError` is condensed to `invalid option: ...`) or an `OSError` naming the file
     the command was pointed at; `PROG: INTERRUPTED` (exit 130) for Ctrl-C.
     """
     try:
         return int(body())
+    except CommandError as exc:
+        print(f"{prog}: {error_prefix}{exc}", file=sys.stderr)
+        return exc.exit_code
     except ValidationError as exc:
         return bad_input(prog, f"{error_prefix}invalid option: {one_line(exc)}")
     except ValueError as exc:

@@ -26,7 +26,8 @@ from router_oracle.table import dumps_table
 from router_train.evaluate import evaluate, read_table, render_terminal
 from router_train.evaluate.fitted import LOCAL_ROUTER_NAME
 from router_train.evaluate.report import verdict
-from router_train.hosted import is_stale, launch, load_config, prime_ready, shipped_path
+from router_train.hosted import is_stale, load_config, prime_ready, shipped_path
+from router_train.launch_cli import launch_status
 from router_train.local import LocalTrainConfig, format_summary, train_local
 
 DEFAULT_OUTPUT = Path("dist/smoke")
@@ -109,7 +110,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if ready and not args.local:
         _step(4, "launch on Prime Hosted Training")
         # Pushes what `./pants package packages/env` built (dist/); launch says how when it is missing.
-        return launch("smoke")
+        return launch_status("smoke")
 
     t0 = _step(4, "local GRPO training on the CPU")
     print(f"      NOT launching on Prime: {why if not ready else '--local given'}.")
