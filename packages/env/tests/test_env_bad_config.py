@@ -55,3 +55,15 @@ def test_non_finite_weights_are_refused_by_the_one_check(bad: float) -> None:
     assert str(direct.value) == f"weights must be finite numbers: the weight of {REWARD_NAMES[4]} is {bad}"
     assert _config_error(weights=weights) == str(direct.value)
     assert check_weights([1, 0, 0, 0, -0.5]) == (1.0, 0.0, 0.0, 0.0, -0.5)
+
+
+def test_a_damaged_gzip_tasks_path_is_one_config_error(tmp_path: Path) -> None:
+    import gzip
+
+    data = bytearray(gzip.compress(b'{"instance_id": "a__b-1", "repo": "a/b", "base_commit": "0"}\n' * 200))
+    for i in range(20, 40):  # damage the deflate stream, not the header
+        data[i] ^= 0xFF
+    bad = tmp_path / "tasks.jsonl.gz"
+    bad.write_bytes(bytes(data))
+    line = _config_error(tasks_path=bad)
+    assert line.startswith(f"tasks_path: {bad}: cannot read: "), line

@@ -123,3 +123,26 @@ def test_one_line_rendering_of_validation_errors() -> None:
     with pytest.raises(ValidationError) as exc:
         _Sample.model_validate_json("{")
     assert "\n" not in one_line(exc.value) and one_line(exc.value).startswith("Invalid JSON: EOF")
+
+
+def _damaged_gzip(path: Path) -> Path:
+    """A .gz whose header is fine but whose deflate stream is damaged (zlib.error when read)."""
+    import gzip
+
+    data = bytearray(gzip.compress(b'{"instance_id": "a__b-1", "problem_statement": "x"}\n' * 200))
+    for i in range(20, 40):  # inside the deflate stream, past the 10-byte header
+        data[i] ^= 0xFF
+    path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize("flag", ["--tasks", "--leaderboard", "--long-table"])
+def test_a_damaged_gzip_input_is_one_line(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    name = "runs.jsonl.gz" if flag == "--long-table" else "in.json.gz"
+    bad = _damaged_gzip(in_tmp / name)
+    assert main(["build", flag, name, "-o", "t.json"]) == 2
+    line = _one_line_error(capsys)
+    assert line.startswith(f"router-oracle: error: {bad.name}: cannot read: "), line
+    assert not (in_tmp / "t.json").exists()

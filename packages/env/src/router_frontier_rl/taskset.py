@@ -228,6 +228,15 @@ class RouterConfig(vf.TasksetConfig):
             load_table(path)
         return path
 
+    @field_validator("tasks_path")
+    @classmethod
+    def _tasks_load(cls, path: Path | None) -> Path | None:
+        # Read at config time like table_path: a missing or damaged (e.g. corrupt .gz) file is one
+        # config error naming the argument and the file, not a traceback at load().
+        if path is not None:
+            base_commits(path)
+        return path
+
     @model_validator(mode="after")
     def _apply_weights(self) -> Self:
         check_weights(self.weights)
