@@ -7,6 +7,7 @@ the task's repository, read-only, before it answers (see `repo_access` and `repo
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -25,6 +26,7 @@ from router_frontier_rl.capabilities import summarize
 from router_frontier_rl.prompt import agentic_system_prompt, messages, system_prompt
 from router_frontier_rl.repo_access import (
     AGENT_TIMEOUT_S,
+    BARE_SUBPROCESS_WARNING,
     DEFAULT_TURN_BUDGET,
     UNSANDBOXED_REFUSAL,
     RepoAccess,
@@ -40,6 +42,7 @@ from router_frontier_rl.rewards import (
     check_weights,
     score_completion,
 )
+from router_frontier_rl.sandbox import SandboxError, check_bwrap_works, sandboxed_path
 from router_frontier_rl.split import SplitName, check_upsample, select_tasks
 from router_frontier_rl.swebench_image import WORKDIR, swebench_image
 from router_oracle.candidates import BUNDLED_CANDIDATES
@@ -86,6 +89,11 @@ class RouteTask(vf.Task[RouteData]):
         local = runtime.type == "subprocess"
         if local and not access.unsandboxed:
             raise RepoAccessError(UNSANDBOXED_REFUSAL)
+        if local and not access.bare_subprocess:
+            try:
+                check_bwrap_works()
+            except SandboxError as exc:
+                raise RepoAccessError(str(exc)) from exc
         if access.repos_dir is None:
             return
         if not local:
@@ -182,8 +190,14 @@ class RouterConfig(vf.TasksetConfig):
     """repos_dir: the SWE-bench task file (JSONL, optionally gzipped, with `instance_id`, `repo`,
     `base_commit`) giving each task's base_commit; unset: the bundled SWE-bench Verified file."""
     allow_unsandboxed: bool = False
-    """repos_dir: accept that the agent's shell runs unsandboxed on this machine, where it can read
-    every file, the oracle table included (development only)."""
+    """repos_dir: accept that the agent runs on this machine (the subprocess runtime). Each of its shell
+    commands runs under bubblewrap: the repository read-only, no network, a cleared environment, a
+    private /tmp, no host files beyond the system's programs (docs/security.md); `bwrap` must be
+    installed."""
+    unsafe_bare_subprocess: bool = False
+    """repos_dir, with allow_unsandboxed: drop the bubblewrap sandbox and run the agent's commands as
+    bare host processes, which can read everything here, the oracle table included (debugging the
+    harness only; the training presets have no such field)."""
 
     @model_validator(mode="after")
     def _check_repo_access(self) -> Self:
@@ -194,13 +208,20 @@ class RouterConfig(vf.TasksetConfig):
                 raise ValueError(f"{', '.join(changed)}: only with repo_access = true")
             return self
         if self.repos_dir is None:
-            if self.tasks_path is not None or self.allow_unsandboxed:
+            if self.tasks_path is not None or self.allow_unsandboxed or self.unsafe_bare_subprocess:
                 raise ValueError("tasks_path and allow_unsandboxed only apply with repos_dir")
         else:
             if not self.allow_unsandboxed:
                 raise ValueError(UNSANDBOXED_REFUSAL)
             if not self.repos_dir.is_dir():
                 raise ValueError(f"repos_dir {self.repos_dir}: not a directory")
+            if self.unsafe_bare_subprocess:
+                warnings.warn(BARE_SUBPROCESS_WARNING, stacklevel=2)
+            else:
+                try:  # no bwrap, or a kernel refusing its namespaces: one config error, before any episode
+                    check_bwrap_works()
+                except SandboxError as exc:
+                    raise ValueError(str(exc)) from exc
         # Only agentic configs carry this weight, so single-turn configs stay exactly as they were.
         spec = self.task.rewards.get("exploration_cost") or vf.RewardFunctionConfig()
         self.task.rewards["exploration_cost"] = spec.model_copy(update={"weight": self.exploration_cost})
@@ -271,7 +292,14 @@ class RouterConfig(vf.TasksetConfig):
         return self
 
 
-_AGENTIC_ARGS = ("turn_budget", "exploration_cost", "repos_dir", "tasks_path", "allow_unsandboxed")
+_AGENTIC_ARGS = (
+    "turn_budget",
+    "exploration_cost",
+    "repos_dir",
+    "tasks_path",
+    "allow_unsandboxed",
+    "unsafe_bare_subprocess",
+)
 """RouterConfig fields that only mean something with `repo_access`."""
 
 
@@ -323,10 +351,29 @@ class RouterHarness(NullHarness):
         data: vf.TaskData,
         tool_interception_url: str | None = None,
     ) -> ProgramResult:
-        args = (ctx, trace, runtime, endpoint, secret, mcp_urls, data)
-        if getattr(data, "repo_access", None) is None:
+        access: RepoAccess | None = getattr(data, "repo_access", None)
+        if access is None:
+            args = (ctx, trace, runtime, endpoint, secret, mcp_urls, data)
             return await super().launch(*args, tool_interception_url=tool_interception_url)
-        return await self.bash().launch(*args, tool_interception_url=tool_interception_url)
+        bash = self.bash()
+        if runtime.type != "subprocess" or access.bare_subprocess:
+            args = (ctx, trace, runtime, endpoint, secret, mcp_urls, data)
+            return await bash.launch(*args, tool_interception_url=tool_interception_url)
+        workdir = getattr(runtime, "workdir", None)
+        if workdir is None:  # never run the agent's commands unconfined for want of a directory
+            raise RepoAccessError("the subprocess runtime has no working directory to confine the agent to")
+        # Local mode: the chat program finds `bash` on PATH for every command the model runs; the first
+        # `bash` on this PATH runs it under bubblewrap (see `sandbox`). A harness env that sets PATH
+        # would bypass that, so it is refused.
+        if "PATH" in bash.config.resolved_env:
+            raise RepoAccessError(
+                "repo_access on the subprocess runtime sets the agent's PATH itself: unset "
+                "PATH in the harness env"
+            )
+        with sandboxed_path(Path(workdir)) as path:
+            view = runtime.with_env({**runtime.env, "PATH": path})
+            args = (ctx, trace, view, endpoint, secret, mcp_urls, data)
+            return await bash.launch(*args, tool_interception_url=tool_interception_url)
 
 
 class RouterTaskset(vf.Taskset[RouteTask, RouterConfig]):
@@ -364,6 +411,7 @@ class RouterTaskset(vf.Taskset[RouteTask, RouterConfig]):
                 repos_dir=repos_dir,
                 base_commit=commits.get(t.instance_id),
                 unsandboxed=cfg.allow_unsandboxed,
+                bare_subprocess=cfg.unsafe_bare_subprocess,
             )
             return {"repo_access": access, "timeout": vf.TaskTimeout(agent=AGENT_TIMEOUT_S)}
 
