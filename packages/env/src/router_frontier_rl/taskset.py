@@ -20,7 +20,7 @@ from verifiers.v1.harnesses.bash import BashHarness, BashHarnessConfig
 from verifiers.v1.harnesses.null import NullHarness
 from verifiers.v1.runtimes import ProgramResult
 
-from router_frontier_rl.any_pool import AnyPoolSpec, any_pool_episodes
+from router_frontier_rl.any_pool import AnyPoolSpec, any_pool_episodes, check_spec
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.capabilities import summarize
 from router_frontier_rl.prompt import agentic_system_prompt, messages, system_prompt
@@ -37,6 +37,7 @@ from router_frontier_rl.repo_access import (
 from router_frontier_rl.repo_checkout import base_commits, check_out, find_checkout
 from router_frontier_rl.rewards import (
     DEFAULT_WEIGHTS,
+    MAX_WEIGHT,
     REWARD_NAMES,
     RouteScores,
     check_weights,
@@ -179,7 +180,7 @@ class RouterConfig(vf.TasksetConfig):
     turn_budget: int = Field(default=DEFAULT_TURN_BUDGET, ge=1)
     """repo_access: model turns per episode, the final answer included; running out of turns without
     a route scores as no valid route (-1)."""
-    exploration_cost: float = Field(default=0.0, ge=0)
+    exploration_cost: float = Field(default=0.0, ge=0, le=MAX_WEIGHT, allow_inf_nan=False)
     """repo_access: reward taken off per tool call (the weight of the `exploration_cost` signal,
     which is minus the episode's tool calls)."""
     repos_dir: Path | None = None
@@ -289,6 +290,14 @@ class RouterConfig(vf.TasksetConfig):
             raise ValueError("upsample does not apply with pool_size: oracle labels vary with the pool")
         elif self.repo_access:
             raise ValueError("repo_access and pool_size are not combined yet: use one or the other")
+        else:
+            # The candidates table and what no pool can satisfy (pool_size larger than the candidates,
+            # unknown held_out_models) are config errors naming the argument, not errors at load().
+            try:
+                index = CandidateIndex.load(str(self.candidates_path or BUNDLED_CANDIDATES))
+            except ValueError as exc:  # CandidatesError: the file, one line
+                raise ValueError(f"candidates_path: {exc}") from None
+            check_spec(index, AnyPoolSpec(self.pool_size, self.pool_seed, tuple(self.held_out_models)))
         return self
 
 
