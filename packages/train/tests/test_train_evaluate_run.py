@@ -303,3 +303,22 @@ def test_malformed_trace_records_are_refused_not_counted(
     with pytest.raises(EvaluateError) as exc:
         read_traces(traces, table.pool.ids, {t.instance_id for t in table.tasks})
     assert str(exc.value) == f"{traces}:1: {problem}"
+
+
+def test_a_report_that_would_replace_an_input_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "rep"
+    out.mkdir()
+    traces = out / "report.json"  # a traces file that happens to be where the report goes
+    traces.write_bytes(VF_TRACES.read_bytes())
+    argv = ["evaluate", "--table", str(VF_TABLE), "--no-baselines", "--traces", str(traces), "-o", str(out)]
+    assert main(argv) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == [
+        f"router-train evaluate: error: {traces}: is also an input (--traces {traces}); "
+        "write the output somewhere else"
+    ], lines
+    assert traces.read_bytes() == VF_TRACES.read_bytes() and sorted(p.name for p in out.iterdir()) == [
+        "report.json"
+    ]
