@@ -84,10 +84,16 @@ def config_from_args(args: argparse.Namespace) -> AnyPoolRunConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    from router_oracle.atomic_file import refuse_inputs_as_outputs
     from router_train.anypool import format_anypool_summary, run_any_pool
+    from router_train.anypool.run import CHECKPOINT_FILE, METRICS_FILE, SUMMARY_FILE
 
     try:
         cfg = config_from_args(args)
+        refuse_inputs_as_outputs(
+            [Path(cfg.output_dir) / n for n in (CHECKPOINT_FILE, METRICS_FILE, SUMMARY_FILE)],
+            [("--table", args.table), ("--candidates", args.candidates)],
+        )
         result = run_any_pool(cfg, progress=not args.quiet)
     except ValidationError as exc:
         return bad_input("local-anypool", f"invalid option: {exc}")
