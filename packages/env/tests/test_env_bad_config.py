@@ -89,8 +89,9 @@ def test_any_pool_arguments_no_pool_can_satisfy_are_config_errors(tmp_path: Path
     assert line.startswith("bundled: pool_size 100 needs 1 to "), line
     line = _config_error(pool_size=3, held_out_models=["no-such-model"])
     assert line == "bundled: held_out_models ['no-such-model'] are not candidate models"
-    line = _config_error(pool_size=3, candidates_path=tmp_path / "missing.json")
-    assert line.startswith(f"candidates_path: {tmp_path / 'missing.json'}: cannot read candidates table"), line
+    missing = tmp_path / "missing.json"
+    line = _config_error(pool_size=3, candidates_path=missing)
+    assert line.startswith(f"candidates_path: {missing}: cannot read candidates table"), line
     junk = tmp_path / "junk.json"
     junk.write_text(json.dumps({"tasks": [{"instance_id": f"t{i}"} for i in range(300)]}))
     line = _config_error(pool_size=3, candidates_path=junk)

@@ -87,3 +87,44 @@ def test_one_command_sees_its_repository_and_nothing_else(tmp_path: Path) -> Non
     assert "hunter2" not in seen.stdout and str(tmp_path / "src") not in seen.stdout
     top = set(seen.stdout.split())
     assert {"usr", "tmp", "proc"} <= top and not top & {"work", "root", "home", "opt", "var", "srv"}
+
+
+def test_only_the_packages_harness_runs_local_episodes(tmp_path: Path) -> None:
+    """verifiers' plain bash harness would run the agent's commands unconfined: refused locally."""
+    from test_env_repo_access import local_task, run_setup
+
+    from router_frontier_rl.repo_access import RepoAccessError
+
+    with pytest.raises(RepoAccessError, match=r"leave --env\.agent\.harness\.id unset"):
+        run_setup(local_task(tmp_path, commit=None), {"id": "bash", "edit": False})
+
+
+@needs_bwrap
+def test_a_harness_env_setting_path_is_refused(tmp_path: Path) -> None:
+    """The sandbox hangs on PATH: a harness env that sets it would bypass it."""
+    import asyncio
+
+    from test_env_repo_access import agent_trace, local_task
+    from verifiers.v1.clients import ModelContext
+    from verifiers.v1.configs.client import EvalClientConfig
+    from verifiers.v1.harnesses.null import NullHarnessConfig
+    from verifiers.v1.runtimes import SubprocessConfig, make_runtime
+
+    from router_frontier_rl import RouterHarness
+    from router_frontier_rl.repo_access import RepoAccessError
+
+    task = local_task(tmp_path, commit=None)
+    harness = RouterHarness(NullHarnessConfig(id="router-frontier-rl", env={"PATH": "/usr/bin"}))
+    runtime = make_runtime(SubprocessConfig())
+    ctx = ModelContext(model="m", client=EvalClientConfig())
+
+    async def go() -> None:
+        await runtime.start()
+        try:
+            trace = agent_trace(task, {"id": "router-frontier-rl"})
+            await harness.launch(ctx, trace, runtime, "http://127.0.0.1:9/v1", "secret", {}, task.data)
+        finally:
+            await runtime.stop()
+
+    with pytest.raises(RepoAccessError, match="unset PATH in the harness env"):
+        asyncio.run(go())

@@ -91,6 +91,14 @@ class RouteTask(vf.Task[RouteData]):
         if local and not access.unsandboxed:
             raise RepoAccessError(UNSANDBOXED_REFUSAL)
         if local and not access.bare_subprocess:
+            harness = trace.agent.config.harness if trace.agent else None
+            if harness is not None and harness.id == "bash":
+                # verifiers' own bash harness would run the agent's commands unconfined: only the
+                # package's harness puts them under bubblewrap (RouterHarness.launch).
+                raise RepoAccessError(
+                    "on the subprocess runtime the agent's commands run under bubblewrap through the "
+                    "package's default harness: leave --env.agent.harness.id unset (not bash)"
+                )
             try:
                 check_bwrap_works()
             except SandboxError as exc:
