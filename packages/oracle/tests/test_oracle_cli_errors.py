@@ -151,10 +151,16 @@ def test_a_damaged_gzip_input_is_one_line(
 
 def _special(in_tmp: Path, kind: str) -> Path:
     import socket
+    import stat
 
     path = in_tmp / kind
     if kind == "fifo":
         os.mkfifo(path)
+    elif kind == "chr":
+        try:  # a node for /dev/null's device, made here: replacing it (the old bug) would harm nothing
+            os.mknod(path, stat.S_IFCHR | 0o600, os.makedev(1, 3))
+        except OSError:
+            pytest.skip("cannot make a device node here (needs root)")
     else:
         sock = socket.socket(socket.AF_UNIX)
         sock.bind(str(path))
@@ -162,7 +168,9 @@ def _special(in_tmp: Path, kind: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("kind", "what"), [("fifo", "a FIFO"), ("sock", "a socket")])
+@pytest.mark.parametrize(
+    ("kind", "what"), [("fifo", "a FIFO"), ("sock", "a socket"), ("chr", "a character device")]
+)
 def test_a_special_output_path_is_refused_and_left_alone(
     in_tmp: Path, capsys: pytest.CaptureFixture[str], kind: str, what: str
 ) -> None:
