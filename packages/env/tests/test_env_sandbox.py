@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import subprocess
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+import verifiers.v1 as vf
 from fixture_repos import BASE_SUBJECT, LATER_SUBJECT, git, make_repo
 from pydantic import ValidationError
+from verifiers.v1.clients import ModelContext
+from verifiers.v1.configs.client import EvalClientConfig
+from verifiers.v1.harnesses.null import NullHarnessConfig
+from verifiers.v1.runtimes import SubprocessConfig, make_runtime
 
 import router_frontier_rl.sandbox as sandbox
-from router_frontier_rl import RouterConfig
+from router_frontier_rl import RouteData, RouterConfig, RouterHarness, RouterTaskset, RouteTask
 from router_frontier_rl.bundled import bundled_table_path
+from router_frontier_rl.offline import reply_trace
+from router_frontier_rl.repo_access import RepoAccess, RepoAccessError
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
 
@@ -89,42 +99,49 @@ def test_one_command_sees_its_repository_and_nothing_else(tmp_path: Path) -> Non
     assert {"usr", "tmp", "proc"} <= top and not top & {"work", "root", "home", "opt", "var", "srv"}
 
 
+def _local_task(tmp_path: Path) -> RouteTask:
+    """An eval task in local mode (as `test_env_repo_access.local_task`; tests do not import tests)."""
+    (task,) = list(RouterTaskset(RouterConfig(split="eval", max_tasks=1)))
+    access = RepoAccess(turn_budget=5, repos_dir=str(tmp_path / "repos"), unsandboxed=True)
+    return RouteTask(RouteData.model_validate(task.data.model_dump() | {"repo_access": access}), task.config)
+
+
+def _agent_trace(task: RouteTask, harness: dict[str, Any]) -> vf.Trace:
+    trace = reply_trace(task, "")
+    trace.nodes = trace.nodes[:-1]
+    trace.agent = vf.AgentInfo(config=vf.AgentConfig(harness=harness))
+    return trace
+
+
+def _on_a_subprocess_runtime(step: Callable[[Any], Awaitable[object]]) -> None:
+    runtime = make_runtime(SubprocessConfig())
+
+    async def go() -> None:
+        await runtime.start()
+        try:
+            await step(runtime)
+        finally:
+            await runtime.stop()
+
+    asyncio.run(go())
+
+
 def test_only_the_packages_harness_runs_local_episodes(tmp_path: Path) -> None:
     """verifiers' plain bash harness would run the agent's commands unconfined: refused locally."""
-    from test_env_repo_access import local_task, run_setup
-
-    from router_frontier_rl.repo_access import RepoAccessError
-
+    task = _local_task(tmp_path)
+    trace = _agent_trace(task, {"id": "bash", "edit": False})
     with pytest.raises(RepoAccessError, match=r"leave --env\.agent\.harness\.id unset"):
-        run_setup(local_task(tmp_path, commit=None), {"id": "bash", "edit": False})
+        _on_a_subprocess_runtime(lambda runtime: task.setup(trace, runtime))
 
 
 @needs_bwrap
 def test_a_harness_env_setting_path_is_refused(tmp_path: Path) -> None:
     """The sandbox hangs on PATH: a harness env that sets it would bypass it."""
-    import asyncio
-
-    from test_env_repo_access import agent_trace, local_task
-    from verifiers.v1.clients import ModelContext
-    from verifiers.v1.configs.client import EvalClientConfig
-    from verifiers.v1.harnesses.null import NullHarnessConfig
-    from verifiers.v1.runtimes import SubprocessConfig, make_runtime
-
-    from router_frontier_rl import RouterHarness
-    from router_frontier_rl.repo_access import RepoAccessError
-
-    task = local_task(tmp_path, commit=None)
+    task = _local_task(tmp_path)
+    trace = _agent_trace(task, {"id": "router-frontier-rl"})
     harness = RouterHarness(NullHarnessConfig(id="router-frontier-rl", env={"PATH": "/usr/bin"}))
-    runtime = make_runtime(SubprocessConfig())
     ctx = ModelContext(model="m", client=EvalClientConfig())
-
-    async def go() -> None:
-        await runtime.start()
-        try:
-            trace = agent_trace(task, {"id": "router-frontier-rl"})
-            await harness.launch(ctx, trace, runtime, "http://127.0.0.1:9/v1", "secret", {}, task.data)
-        finally:
-            await runtime.stop()
-
     with pytest.raises(RepoAccessError, match="unset PATH in the harness env"):
-        asyncio.run(go())
+        _on_a_subprocess_runtime(
+            lambda runtime: harness.launch(ctx, trace, runtime, "http://127.0.0.1:9/v1", "s", {}, task.data)
+        )
