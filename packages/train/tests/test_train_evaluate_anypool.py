@@ -377,3 +377,16 @@ def test_held_out_group_must_leave_enough_models_to_train(
     big = explicit_groups(index, [["pa-big", "pa-small", "pb-big", "pb-mid"]])
     with pytest.raises(EvaluateError, match="2 candidate models remain for training"):
         run(index, reference, groups=big, held_out_by="explicit")
+
+
+def test_cli_refuses_a_report_that_would_replace_an_input(tmp_path: Path, capsys) -> None:
+    from router_oracle.candidates import bundled_candidates_path
+
+    out = tmp_path / "rep"
+    out.mkdir()
+    inside = out / "report.json"  # the candidates table, where the report would go
+    inside.write_bytes(bundled_candidates_path().read_bytes())
+    assert main(["evaluate-anypool", "--candidates", str(inside), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{inside}: is also an input (--candidates {inside}); write the output somewhere else" in err
+    assert inside.read_bytes() == bundled_candidates_path().read_bytes()

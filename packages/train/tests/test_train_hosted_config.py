@@ -195,3 +195,15 @@ def test_config_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert out.read_text(encoding="utf-8") == render_preset("full")
     assert main(["config", "--check"]) == 0
     assert main(["config"]) == 2
+
+
+@pytest.mark.parametrize("field", ["unsafe_bare_subprocess", "allow_unsandboxed", "repos_dir"])
+def test_training_configs_cannot_run_the_agent_outside_a_sandbox(field: str) -> None:
+    """The hosted env arguments have no local-mode field: a training config cannot ask for the local
+    subprocess runtime's agent, let alone its bare (unsandboxed) variant (docs/security.md)."""
+    from pydantic import ValidationError
+
+    from router_train.hosted.rl_config import TasksetArgs
+
+    with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
+        TasksetArgs.model_validate({"id": "router-frontier-rl", "repo_access": True, field: True})

@@ -26,6 +26,7 @@ from router_oracle.data_files import DATA_DIR
 from router_oracle.errors import OracleInputError
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.table import MODEL_ID_PATTERN, PoolModel, SourceFile
+from router_oracle.validation_message import one_line
 
 CANDIDATES_SCHEMA_VERSION: Final = 1
 """Bumped on any change that an older reader would misinterpret."""
@@ -199,7 +200,7 @@ def loads_candidates(text: str, *, origin: str = "<string>") -> CandidatesTable:
         return CandidatesTable.model_validate_json(text)
     except ValidationError as exc:
         raise CandidatesError(
-            f"{origin}: not a valid candidates table (schema v{CANDIDATES_SCHEMA_VERSION}): {exc}"
+            f"{origin}: not a valid candidates table (schema v{CANDIDATES_SCHEMA_VERSION}): {one_line(exc)}"
         ) from exc
 
 

@@ -6,7 +6,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from router_oracle.atomic_file import refuse_inputs_as_outputs
 from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig, format_anypool_summary, run_any_pool
+from router_train.anypool.run import CHECKPOINT_FILE, METRICS_FILE, SUMMARY_FILE
 from router_train.cli_args import add_table_arguments, config_flags, default_of, given, int_list
 
 DEFAULT_OUTPUT = Path("runs/local-anypool")
@@ -93,6 +95,10 @@ def config_from_args(args: argparse.Namespace) -> AnyPoolRunConfig:
 
 def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
+    refuse_inputs_as_outputs(
+        [Path(cfg.output_dir) / n for n in (CHECKPOINT_FILE, METRICS_FILE, SUMMARY_FILE)],
+        [("--table", args.table), ("--candidates", args.candidates)],
+    )
     result = run_any_pool(cfg, progress=not args.quiet)  # AnyPoolError, CandidatesError, TableError: exit 2
     print(format_anypool_summary(result.summary))
     print(

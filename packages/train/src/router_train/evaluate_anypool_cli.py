@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from router_frontier_rl.bundled import bundled_table_path
+from router_oracle.atomic_file import refuse_inputs_as_outputs
 from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.derive import CandidateIndex
 from router_train.cli_args import add_report_arguments, int_list, jobs_of
@@ -26,6 +27,8 @@ from router_train.evaluate_anypool import (
     write_report,
 )
 from router_train.evaluate_anypool.design import HeldOutBy, HeldOutDesign
+from router_train.evaluate_anypool.report import PLOT_PNG
+from router_train.evaluate_anypool.run import REPORT_JSON, REPORT_MD
 
 DEFAULT_FOLDS = 5
 DEFAULT_FOLD_SEEDS = [0]
@@ -133,6 +136,10 @@ def run(args: argparse.Namespace) -> int:
         args.held_out_by = "provider"
     if args.pools < 0:
         raise ValueError(f"--pools must be >= 0, got {args.pools}")
+    refuse_inputs_as_outputs(
+        [args.output / n for n in (REPORT_JSON, REPORT_MD, PLOT_PNG)],
+        [("--table", args.table), ("--candidates", args.candidates)],
+    )
     index = CandidateIndex.load(args.candidates or BUNDLED_CANDIDATES)
     table, info = read_table(args.table or bundled_table_path())
     by: HeldOutDesign

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from router_frontier_rl.bundled import bundled_table_path
-from router_oracle.atomic_file import output_directory
+from router_oracle.atomic_file import output_directory, refuse_inputs_as_outputs
 from router_train.cli_args import (
     add_report_arguments,
     add_table_arguments,
@@ -23,7 +23,8 @@ from router_train.cli_args import (
     jobs_of,
 )
 from router_train.evaluate import Source, evaluate, read_table, render_terminal, write_report
-from router_train.evaluate.run import default_local_routers
+from router_train.evaluate.report import PLOT_PNG
+from router_train.evaluate.run import REPORT_JSON, REPORT_MD, default_local_routers
 from router_train.evaluate.traces import traces_name
 from router_train.local_options import config_from_options
 
@@ -142,6 +143,15 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     output_directory(args.output)  # an unusable -o fails now, before the evaluation runs
+    # ...and so does one whose report files would replace an input
+    refuse_inputs_as_outputs(
+        [args.output / name for name in (REPORT_JSON, REPORT_MD, PLOT_PNG)],
+        [
+            ("--table", args.table),
+            *(("--traces", _named(v)[1]) for v in args.traces),
+            *(("--checkpoint", _named(v)[1]) for v in args.checkpoint),
+        ],
+    )
     if len(args.name) > len(args.traces):
         raise ValueError(f"{len(args.name)} --name given for {len(args.traces)} --traces")
     if args.folds is not None:
