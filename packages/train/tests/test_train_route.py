@@ -69,6 +69,16 @@ def _route(capsys, *argv: str) -> list[dict]:
     return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
 
 
+def _instances(ids: list[str]) -> list[str]:
+    return [arg for i in ids for arg in ("--instance", i)]
+
+
+def _pool_toml(path: Path, ids: list[str]) -> Path:
+    rows = "".join(f'[[models]]\nid = "{m}"\nname = "{m}"\nruns = ["run-{m}"]\n' for m in ids)
+    path.write_text(f'name = "mine"\n{rows}', encoding="utf-8")
+    return path
+
+
 def _new_tasks() -> list[RouteTask]:
     return [issue_task(text, repo) for repo, text in NEW_ISSUES]
 
@@ -109,7 +119,7 @@ def test_saved_baseline_routes_as_evaluate(name, table, eval_ids, tmp_path, caps
     assert main(["fit", name, "--split", "train", "--output-dir", str(tmp_path / "fit")]) == 0
     ckpt = tmp_path / "fit" / "checkpoint.json"
     argv = ["--checkpoint", str(ckpt), "--table", str(bundled_table_path()), "--explain"]
-    out = _route(capsys, *argv, *sum((["--instance", i] for i in eval_ids), []))
+    out = _route(capsys, *argv, *_instances(eval_ids))
     got = {d["instance_id"]: d["model"] for d in out}
     # evaluate fits its baselines on the train split sorted by id and routes the eval split with them.
     train = sorted(select_tasks(table, "train"), key=lambda t: t.instance_id)
@@ -128,13 +138,8 @@ def test_saved_baseline_routes_as_evaluate(name, table, eval_ids, tmp_path, caps
 def test_anypool_checkpoint_routes_any_pool_as_evaluate_anypool(
     anypool_checkpoint, eval_ids, tmp_path, capsys
 ):
-    pool = tmp_path / "pool.toml"
     ids = ["claude-sonnet-4.5", "gpt-5-mini", "kimi-k2.5-high", "o3"]
-    pool.write_text(
-        'name = "mine"\n'
-        + "".join(f'[[models]]\nid = "{m}"\nname = "{m}"\nruns = ["run-{m}"]\n' for m in ids),
-        encoding="utf-8",
-    )
+    pool = _pool_toml(tmp_path / "pool.toml", ids)
     bundled = bundled_tasks()
     tasks = [bundled[i] for i in eval_ids[:40]] + _new_tasks()
     out = _route(
@@ -148,7 +153,7 @@ def test_anypool_checkpoint_routes_any_pool_as_evaluate_anypool(
         "--explain",
     )
     got = {d["instance_id"]: d["model"] for d in out}
-    # evaluate-anypool routes a pool with `AnyPoolPolicy.route(tasks, PoolView.build(...))`: AnyPoolRouter.route.
+    # evaluate-anypool routes a pool with `AnyPoolPolicy.route(tasks, PoolView.build(...))`, as this does.
     ref = load_any_pool_router(anypool_checkpoint)
     routes = ref.route([t.record() for t in tasks], ids)
     assert got == {t.instance_id: r for t, r in zip(tasks, routes, strict=True)}
@@ -163,7 +168,7 @@ def test_plan_runs_exactly_each_models_tasks(tmp_path, eval_ids, capsys):
     ids = eval_ids[:30]
     argv = ["route", "--quiet", "--checkpoint", str(tmp_path / "fit" / "checkpoint.json"), "-o", str(out)]
     argv += [
-        *sum((["--instance", i] for i in ids), []),
+        *_instances(ids),
         "--plan",
         "mini-swe-agent",
         "--model-map",
@@ -215,10 +220,7 @@ def test_bad_input_is_one_line_exit_2_nothing_written(grpo_checkpoint, tmp_path,
     lines.write_text("")
     assert "no tasks" in bad(*ck, "--tasks", str(lines))
     # A checkpoint for another pool, or another table.
-    pool = tmp_path / "pool.toml"
-    pool.write_text(
-        'name = "p"\n[[models]]\nid = "o3"\nname = "o3"\nruns = ["r"]\n[[models]]\nid = "gpt-5-mini"\nname = "m"\nruns = ["s"]\n'
-    )
+    pool = _pool_toml(tmp_path / "pool.toml", ["o3", "gpt-5-mini"])
     assert "trained for the pool" in bad(*ck, "--pool", str(pool), "--instance", "astropy__astropy-12907")
     other = tmp_path / "table.json"
     other.write_text(dumps_table(load_table(bundled_table_path()).model_copy(update={"command": "other"})))
@@ -237,10 +239,7 @@ def test_bad_checkpoint_kind_options(anypool_checkpoint, tmp_path, capsys):
         main(["route", "--checkpoint", str(anypool_checkpoint), "--instance", "astropy__astropy-12907"]) == 2
     )
     assert "needs --pool" in capsys.readouterr().err
-    pool = tmp_path / "pool.toml"
-    pool.write_text(
-        'name = "p"\n[[models]]\nid = "not-a-candidate"\nname = "x"\nruns = ["r"]\n[[models]]\nid = "o3"\nname = "o3"\nruns = ["s"]\n'
-    )
+    pool = _pool_toml(tmp_path / "pool.toml", ["not-a-candidate", "o3"])
     assert (
         main(
             [
