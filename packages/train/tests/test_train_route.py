@@ -255,3 +255,25 @@ def test_bad_checkpoint_kind_options(anypool_checkpoint, tmp_path, capsys):
         == 2
     )
     assert "unknown candidate model" in capsys.readouterr().err
+
+
+def test_plan_every_model_runs_every_task_per_pool_model(tmp_path, eval_ids, capsys):
+    assert main(["fit", "cheapest-on-train", "--output-dir", str(tmp_path / "fit")]) == 0
+    ids = eval_ids[:3]
+    argv = [
+        "route",
+        "--quiet",
+        "--checkpoint",
+        str(tmp_path / "fit" / "checkpoint.json"),
+        "-o",
+        str(tmp_path / "o"),
+    ]
+    capsys.readouterr()
+    assert main([*argv, *_instances(ids), "--plan", "mini-swe-agent", "--plan-every-model"]) == 0
+    plan = capsys.readouterr().out
+    commands = [line for line in plan.splitlines() if line.startswith("mini-extra swebench")]
+    assert [c.split("--output ")[1] for c in commands] == [
+        f"runs/route/{m}" for m in ("claude-opus-4.6", "gpt-5.2-high", "kimi-k2.5-high")
+    ]
+    assert all(f"--filter '{id_filter(ids)}'" in c for c in commands)
+    assert "no --model-map entry" in plan
