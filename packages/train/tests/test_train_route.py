@@ -96,9 +96,7 @@ def test_grpo_checkpoint_routes_as_evaluate(grpo_checkpoint, table, eval_ids, tm
     external, _ = _checkpoint(
         Source(name="grpo", path=grpo_checkpoint), records, table.pool.ids, "eval", False, False
     )
-    assert {i: got[i] for i in eval_ids} == {
-        i: max(d, key=d.get) for i, d in external.decisions.choices.items()
-    }
+    assert {i: got[i] for i in eval_ids} == {i: next(iter(d)) for i, d in external.decisions.choices.items()}
     # ... and the policy's route (what evaluate calls) for new issues.
     from router_train.local import load_policy
 
@@ -109,9 +107,11 @@ def test_grpo_checkpoint_routes_as_evaluate(grpo_checkpoint, table, eval_ids, tm
     router = load_router(RouterSpec(checkpoint=grpo_checkpoint))
     for t in tasks[:5] + _new_tasks():
         d = router.route(t)
-        assert d.model == got[t.instance_id] and d.scores is not None
-        assert max(d.scores, key=lambda m: d.scores[m]) == d.model and abs(sum(d.scores.values()) - 1) < 1e-9
-    assert router.scores(tasks).shape == (len(tasks), 3)
+        scores = d.scores
+        assert d.model == got[t.instance_id] and scores is not None
+        assert max(scores, key=lambda m: scores[m]) == d.model and abs(sum(scores.values()) - 1) < 1e-9
+    matrix = router.scores(tasks)
+    assert matrix is not None and matrix.shape == (len(tasks), 3)
 
 
 @pytest.mark.parametrize("name", ["cheapest-on-train", "tfidf-logreg", "tfidf-logreg(balanced)", "tfidf-knn"])
