@@ -11,7 +11,15 @@ import sys
 from collections.abc import Sequence
 
 from router_oracle.cli_runner import run_cli
-from router_train import anypool_cli, evaluate_anypool_cli, evaluate_cli, launch_cli, local_cli
+from router_train import (
+    anypool_cli,
+    evaluate_anypool_cli,
+    evaluate_cli,
+    fit_cli,
+    launch_cli,
+    local_cli,
+    route_cli,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     anypool_cli.register(sub)
     evaluate_cli.register(sub)
     evaluate_anypool_cli.register(sub)
+    fit_cli.register(sub)
+    route_cli.register(sub)
     return parser
 
 
