@@ -25,7 +25,7 @@ BAD = [
     (["local", "--weight-decay", "inf"], "argument --weight-decay: ", "finite number"),
     (["local", "--eval-fraction", "nan"], "argument --eval-fraction: ", "finite number"),
     (["local", "--split-seed", "99999999999999"], "argument --split-seed: ", "less than or equal to"),
-    (["local", "--reward-weights", "1e308,1e308,0,0,0"], "argument --reward-weights: ", "within"),
+    (["local", "--reward-weights", "1e308,1e308,0,0,0"], "router-train local: --reward-weights: ", "within"),
     (["local-anypool", "--pool-seed", "-3"], "argument --pool-seed: ", "greater than or equal to 0"),
     (["local-anypool", "--steps", "1e30"], "argument --steps: ", "valid integer"),
     (["evaluate", "--folds", "0", "-o", "OUT"], "argument --folds: ", "greater than or equal to 1"),

@@ -8,7 +8,7 @@ from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
-from router_frontier_rl.rewards import REWARD_NAMES, check_weights
+from router_frontier_rl.rewards import REWARD_NAMES
 from router_oracle.numeric_option import field_option
 from router_oracle.validation_message import one_line
 from router_train.cli_args import config_flags, default_of, given
@@ -24,10 +24,9 @@ def _weights(text: str) -> list[float]:
         values = [float(v) for v in text.split(",")]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected 5 comma-separated numbers, got {text!r}") from None
-    try:  # the env's own check (count, finite, magnitude), so argparse names the flag before any work
-        return list(check_weights(values))
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    if len(values) != 5:
+        raise argparse.ArgumentTypeError(f"expected 5 comma-separated numbers, got {len(values)}")
+    return values
 
 
 def add_training_arguments(p: argparse.ArgumentParser) -> None:
