@@ -9,12 +9,14 @@ import sys
 import time
 from pathlib import Path
 
+from router_oracle import console_entry  # run by the subprocess; imported so Pants stages it
+
 
 def test_ctrl_c_while_the_cli_imports_is_one_line(tmp_path: Path) -> None:
     # A stand-in CLI whose import takes long (the real ones take seconds on a busy machine).
     (tmp_path / "slow_cli.py").write_text("import time\ntime.sleep(30)\ndef main() -> int:\n    return 0\n")
     script = (
-        "import sys; from router_oracle.console_entry import run; "
+        f"import sys; from {console_entry.__name__} import run; "
         "sys.exit(run('slow_cli:main', 'router-oracle'))"
     )
     path = os.pathsep.join([str(tmp_path), *(os.path.abspath(p) for p in sys.path if p)])

@@ -13,7 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-ENTRY = "import sys; from router_train.console_entry import main; sys.exit(main())"
+from router_train import cli, console_entry  # run by the subprocess; imported so Pants stages them
+
+ENTRY = f"import sys; from {console_entry.__name__} import main; sys.exit(main())"
 """What the `router-train` console script runs (packages/train/BUILD)."""
 
 
@@ -42,6 +44,7 @@ def _alive(pid: int) -> bool:
 
 
 def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
+    assert cli.main  # the CLI the entry point loads by name
     return subprocess.Popen(
         [sys.executable, "-c", ENTRY, *args],
         cwd=cwd,
