@@ -1,0 +1,51 @@
+"""`router-train serve`: the sticky routing proxy, an OpenAI-compatible chat API for coding agents."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from router_train.cli_args import bad_input, path_arg
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "serve",
+        help="an OpenAI-compatible proxy routing each agent task to one model, sticky",
+        description=(
+            "Serve POST /v1/chat/completions, GET /v1/models and GET /health. A request for model `router` "
+            "is routed on its conversation's first user message (the task) once, and every later request "
+            "of that task goes to the same upstream, also after a restart; a pool model id is served "
+            "directly. See docs/serve.md. Exit codes: 0 stopped, 2 bad input (one line on stderr)."
+        ),
+    )
+    p.add_argument("config", type=path_arg, metavar="CONFIG.toml", help="router and upstreams (docs/serve.md)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here: the ASGI stack and the router load only for this command.
+    import uvicorn
+
+    from router_train.route import load_router
+    from router_train.serve import ServeConfigError, build_app, check_serves_pool, read_config
+
+    try:
+        config = read_config(args.config)
+        router = load_router(config.router)
+        check_serves_pool(config, list(router.pool), args.config)
+    except ValueError as exc:  # ServeConfigError, and the route API's errors (one line naming the file)
+        return bad_input("serve", exc)
+    if not 0 <= args.port <= 65535:
+        return bad_input("serve", f"--port {args.port}: not a TCP port")
+    app = build_app(config, router)
+    print(
+        f"router-train serve: router {router.name} over {', '.join(router.pool)} on "
+        f"http://{args.host}:{args.port}/v1 (model `router`; decisions in {config.decision_log})",
+        file=sys.stderr,
+    )
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    return 0
