@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+import scipy.sparse as sp
+from pydantic import BaseModel, ConfigDict
 
 from router_oracle.table import TaskRecord
 from router_train.evaluate.decisions import Decisions, EvaluateError, from_distributions, from_labels
@@ -41,12 +44,43 @@ CHEAPEST_NAME = "cheapest-on-train"
 """Row name of `always_cheapest` (which model it is can differ between cross-validation folds)."""
 
 
+class _Fit(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class CheapestFit(_Fit):
+    """`cheapest-on-train` once fitted: each model's mean cost per task on the train tasks."""
+
+    method: Literal["cheapest"] = "cheapest"
+    """Marks the fit."""
+    classes: list[str]
+    """The pool's model ids, sorted (the columns of `scores`)."""
+    mean_cost: list[float]
+    """Mean cost per task of each model of `classes` on the train tasks, USD."""
+
+    @classmethod
+    def fit(cls, train_tasks: Sequence[TaskRecord], model_ids: Sequence[str]) -> CheapestFit:
+        if not train_tasks:
+            raise EvaluateError(
+                "always-cheapest needs train tasks to measure costs on; the train split is empty"
+            )
+        ids = sorted(model_ids)
+        mean = [sum(t.per_model[m].cost for t in train_tasks) / len(train_tasks) for m in ids]
+        return cls(classes=ids, mean_cost=mean)
+
+    def scores(self, n_tasks: int) -> np.ndarray:
+        """Minus the mean cost, the same row for every task: argmax (first of ties: smallest id) is the
+        cheapest model."""
+        return np.tile(-np.asarray(self.mean_cost, dtype=np.float64), (n_tasks, 1))
+
+    @property
+    def model(self) -> str:
+        return self.classes[int(self.scores(1)[0].argmax())]
+
+
 def cheapest_model(train_tasks: Sequence[TaskRecord], model_ids: Sequence[str]) -> str:
     """The model with the lowest mean cost per task on the train tasks (ties: smallest id)."""
-    if not train_tasks:
-        raise EvaluateError("always-cheapest needs train tasks to measure costs on; the train split is empty")
-    mean = {m: sum(t.per_model[m].cost for t in train_tasks) / len(train_tasks) for m in model_ids}
-    return min(sorted(mean), key=lambda m: mean[m])
+    return CheapestFit.fit(train_tasks, model_ids).model
 
 
 def always_cheapest(
@@ -72,6 +106,111 @@ class TfidfFeatures:
         return tfidf_matrix(tasks, self.vocabulary, self.idf)
 
 
+class LogregFit(_Fit):
+    """A fitted TF-IDF logistic regression: what scikit-learn's `predict` reads, as plain data."""
+
+    method: Literal["logreg"] = "logreg"
+    """Marks the fit."""
+    classes: list[str]
+    """The oracle labels seen in training, sorted (scikit-learn's `classes_`)."""
+    coef: list[list[float]]
+    """`coef_`: one row per class (one row in all for two classes), one column per TF-IDF term."""
+    intercept: list[float]
+    """`intercept_`, one per row of `coef`."""
+
+    @classmethod
+    def fit(cls, features: TfidfFeatures, seed: int, balanced: bool) -> LogregFit:
+        from sklearn.linear_model import LogisticRegression
+
+        y = features.y_train
+        if len(set(y)) == 1:  # one class in train: the classifier can only predict it
+            return cls(classes=[y[0]], coef=[[0.0] * len(features.vocabulary)], intercept=[0.0])
+        clf = LogisticRegression(
+            C=1.0, max_iter=2000, random_state=seed, class_weight="balanced" if balanced else None
+        )
+        clf.fit(features.x_train, y)
+        return cls(
+            classes=[str(c) for c in clf.classes_],
+            coef=[[float(v) for v in row] for row in clf.coef_],
+            intercept=[float(v) for v in clf.intercept_],
+        )
+
+    @functools.cached_property
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.asarray(self.coef, dtype=np.float64), np.asarray(self.intercept, dtype=np.float64)
+
+    def scores(self, x: Any) -> np.ndarray:
+        """Decision values, one column per class: scikit-learn's `decision_function`, with the two-class
+        score s written as [0, s], so that argmax (first of ties) is its `predict`."""
+        coef, intercept = self._arrays
+        d = np.asarray(sp.csr_matrix(x) @ coef.T) + intercept
+        if len(self.classes) == 2:
+            d = np.hstack([np.zeros_like(d), d])
+        elif len(self.classes) == 1:
+            d = np.zeros((d.shape[0], 1))
+        return d
+
+    def predict(self, x: Any) -> list[str]:
+        return [self.classes[int(i)] for i in self.scores(x).argmax(axis=1)]
+
+
+class KnnFit(_Fit):
+    """A fitted TF-IDF kNN: the train tasks' TF-IDF rows (CSR) and their oracle labels."""
+
+    method: Literal["knn"] = "knn"
+    """Marks the fit."""
+    k: int
+    """Neighbours that vote (at most the number of train tasks)."""
+    labels: list[str]
+    """Oracle label of each train task, in row order."""
+    n_terms: int
+    """Columns of the TF-IDF rows (the vocabulary's size)."""
+    data: list[float]
+    """CSR values of the train rows."""
+    indices: list[int]
+    """CSR column indices."""
+    indptr: list[int]
+    """CSR row pointers (len(labels) + 1 of them)."""
+
+    @classmethod
+    def fit(cls, features: TfidfFeatures, k: int = 10) -> KnnFit:
+        x = sp.csr_matrix(features.x_train)
+        return cls(
+            k=min(k, len(features.y_train)),
+            labels=list(features.y_train),
+            n_terms=x.shape[1],
+            data=[float(v) for v in x.data],
+            indices=[int(v) for v in x.indices],
+            indptr=[int(v) for v in x.indptr],
+        )
+
+    @property
+    def classes(self) -> list[str]:
+        """The labels that can win a vote, sorted (the columns of `scores`)."""
+        return sorted(set(self.labels))
+
+    @functools.cached_property
+    def _train(self) -> sp.csr_matrix:
+        return sp.csr_matrix(
+            (self.data, self.indices, self.indptr), shape=(len(self.labels), self.n_terms), dtype=np.float64
+        )
+
+    def scores(self, x: Any) -> np.ndarray:
+        """Votes of the k nearest train tasks by cosine similarity, one column per class: argmax (first of
+        ties: smallest id) is the kNN pick."""
+        sims = (sp.csr_matrix(x) @ self._train.T).toarray()
+        column = {c: j for j, c in enumerate(self.classes)}
+        votes = np.zeros((sims.shape[0], len(column)))
+        for r, row in enumerate(sims):
+            # Stable sort on -similarity: equal similarities keep train order, which is deterministic.
+            for i in np.argsort(-row, kind="stable")[: self.k]:
+                votes[r, column[self.labels[i]]] += 1.0
+        return votes
+
+    def predict(self, x: Any) -> list[str]:
+        return [self.classes[int(i)] for i in self.scores(x).argmax(axis=1)]
+
+
 def tfidf_logreg(
     train_tasks: Sequence[TaskRecord],
     tasks: Sequence[TaskRecord],
@@ -85,21 +224,10 @@ def tfidf_logreg(
     `balanced` weighs classes inversely to their frequency: with one dominant oracle label the plain
     classifier predicts only that label, and the balanced one shows whether the text says anything more.
     """
-    from sklearn.linear_model import LogisticRegression
-
     name = "tfidf-logreg(balanced)" if balanced else "tfidf-logreg"
     f = features or TfidfFeatures(train_tasks, name)
-    y = f.y_train
-    picks: dict[str, list[str | None]]
-    if len(set(y)) == 1:  # one class in train: the classifier can only predict it
-        picks = {t.instance_id: [y[0]] for t in tasks}
-    else:
-        clf = LogisticRegression(
-            C=1.0, max_iter=2000, random_state=seed, class_weight="balanced" if balanced else None
-        )
-        clf.fit(f.x_train, y)
-        pred = clf.predict(f.transform(tasks))
-        picks = {t.instance_id: [str(p)] for t, p in zip(tasks, pred, strict=True)}
+    pred = LogregFit.fit(f, seed, balanced).predict(f.transform(tasks))
+    picks: dict[str, list[str | None]] = {t.instance_id: [p] for t, p in zip(tasks, pred, strict=True)}
     return from_labels(name, "baseline", picks)
 
 
@@ -112,17 +240,10 @@ def tfidf_knn(
 ) -> Decisions:
     """k nearest train tasks by TF-IDF cosine similarity vote for their oracle labels (ties: smallest id)."""
     f = features or TfidfFeatures(train_tasks, "tfidf-knn")
-    y = f.y_train
-    sims = (f.transform(tasks) @ f.x_train.T).toarray()
-    k = min(k, len(y))
-    picks: dict[str, list[str | None]] = {}
-    for t, row in zip(tasks, sims, strict=True):
-        # Stable sort on -similarity: equal similarities keep train order, which is deterministic.
-        nearest = np.argsort(-row, kind="stable")[:k]
-        votes: dict[str, float] = {}
-        for i in nearest:
-            votes[y[i]] = votes.get(y[i], 0.0) + 1.0
-        picks[t.instance_id] = [min(sorted(votes), key=lambda m: -votes[m])]
+    fit = KnnFit.fit(f, k)
+    k = fit.k
+    pred = fit.predict(f.transform(tasks))
+    picks: dict[str, list[str | None]] = {t.instance_id: [p] for t, p in zip(tasks, pred, strict=True)}
     return from_labels(f"tfidf-knn(k={k})", "baseline", picks)
 
 

@@ -1,0 +1,33 @@
+"""Put a trained router to work on new tasks: `load_router(RouterSpec(...)).route(RouteTask(...))`.
+
+- `RouterSpec`: a checkpoint (`router-train local`, `local-anypool` with a pool, `fit`) or an
+  OpenAI-compatible endpoint serving an LLM router;
+- `load_router(spec) -> Router`: `.name`, `.pool`, `.route(task)`, `.route_many(tasks)`, `.scores(tasks)`;
+- `RouteTask` in, `Decision` out (`router-train route` writes one per line).
+"""
+
+from router_train.route.decision import Decision
+from router_train.route.load import load_router
+from router_train.route.router import Router
+from router_train.route.spec import (
+    EXIT_ENDPOINT_FAILED,
+    EndpointError,
+    RouteError,
+    RouterSpec,
+)
+from router_train.route.task import RouteTask, bundled_instances, bundled_tasks, issue_task, read_task_file
+
+__all__ = [
+    "EXIT_ENDPOINT_FAILED",
+    "Decision",
+    "EndpointError",
+    "RouteError",
+    "RouteTask",
+    "Router",
+    "RouterSpec",
+    "bundled_instances",
+    "bundled_tasks",
+    "issue_task",
+    "load_router",
+    "read_task_file",
+]

@@ -1,0 +1,130 @@
+"""Checkpoint of a fitted supervised baseline (`router-train fit`): one JSON document, written atomically.
+
+The fits are evaluate's own objects (`evaluate.baselines.CheapestFit / LogregFit / KnnFit`), fitted on
+the same train tasks in the same order as `router-train evaluate` fits them, so a saved baseline routes
+a task exactly as evaluate's row of the same name does.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from router_oracle.atomic_file import write_text_atomic
+from router_oracle.table import TaskRecord
+from router_train.evaluate.baselines import (
+    CHEAPEST_NAME,
+    CheapestFit,
+    KnnFit,
+    LogregFit,
+    TfidfFeatures,
+)
+from router_train.local.checkpoint import dumps_checkpoint, read_json_model
+from router_train.route.spec import RouteError
+
+BASELINE_CHECKPOINT_VERSION = 1
+"""Bumped on any change an older reader would misinterpret (`BaselineCheckpoint.version`)."""
+
+BASELINE_NAMES: tuple[str, ...] = (CHEAPEST_NAME, "tfidf-logreg", "tfidf-logreg(balanced)", "tfidf-knn")
+"""The baselines `router-train fit` saves: evaluate's learned baselines, under their row names."""
+
+DEFAULT_KNN_K = 10
+"""Neighbours of `tfidf-knn`, as in evaluate."""
+
+BaselineFit = Annotated[CheapestFit | LogregFit | KnnFit, Field(discriminator="method")]
+
+
+class BaselineCheckpoint(BaseModel):
+    """A fitted baseline router: its fit, the TF-IDF it reads, and what it was fitted on."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["router-train-baseline"] = "router-train-baseline"
+    """Marks the file as a saved baseline."""
+    version: Literal[1] = 1
+    """Checkpoint format version."""
+    name: str
+    """Evaluate's row name (`cheapest-on-train`, `tfidf-logreg`, `tfidf-logreg(balanced)`,
+    `tfidf-knn(k=10)`)."""
+    pool_ids: list[str]
+    """The table's pool model ids, in pool order."""
+    table: str
+    """The oracle table fitted on: its path as given, or `router_frontier_rl/data/oracle_table.json`."""
+    table_sha256: str
+    """Hex sha256 of that table file's bytes."""
+    split: Literal["all", "train"]
+    """Which tasks it was fitted on: every task of the table, or the env's train split."""
+    eval_fraction: float
+    """The env split's held-out share (`split` train)."""
+    split_seed: int
+    """The env split's seed (`split` train)."""
+    seed: int
+    """Seed of the classifier (logistic regression's `random_state`)."""
+    train_task_ids: list[str]
+    """Every task it learned from (sorted instance ids)."""
+    vocabulary: list[str]
+    """TF-IDF words, in column order (empty for `cheapest-on-train`)."""
+    idf: list[float]
+    """Each word's idf."""
+    fit: BaselineFit
+    """The fitted router."""
+
+
+def fit_baseline(
+    name: str,
+    train_tasks: Sequence[TaskRecord],
+    pool_ids: Sequence[str],
+    seed: int,
+    *,
+    table: str,
+    table_sha256: str,
+    split: Literal["all", "train"],
+    eval_fraction: float,
+    split_seed: int,
+) -> BaselineCheckpoint:
+    """Fit baseline `name` on `train_tasks` as evaluate does (tasks in instance-id order)."""
+    if name not in BASELINE_NAMES:
+        raise RouteError(f"unknown baseline {name!r}; one of: {', '.join(BASELINE_NAMES)}")
+    train = sorted(train_tasks, key=lambda t: t.instance_id)
+    vocabulary: list[str] = []
+    idf: list[float] = []
+    fit: CheapestFit | LogregFit | KnnFit
+    row_name = name
+    if name == CHEAPEST_NAME:
+        fit = CheapestFit.fit(train, pool_ids)
+    else:
+        features = TfidfFeatures(train, name)
+        vocabulary, idf = features.vocabulary, features.idf
+        if name == "tfidf-knn":
+            fit = KnnFit.fit(features, DEFAULT_KNN_K)
+            row_name = f"tfidf-knn(k={fit.k})"
+        else:
+            fit = LogregFit.fit(features, seed, balanced=name.endswith("(balanced)"))
+    return BaselineCheckpoint(
+        name=row_name,
+        pool_ids=list(pool_ids),
+        table=table,
+        table_sha256=table_sha256,
+        split=split,
+        eval_fraction=eval_fraction,
+        split_seed=split_seed,
+        seed=seed,
+        train_task_ids=[t.instance_id for t in train],
+        vocabulary=vocabulary,
+        idf=idf,
+        fit=fit,
+    )
+
+
+def save_baseline(ckpt: BaselineCheckpoint, path: str | os.PathLike[str]) -> None:
+    write_text_atomic(Path(path), dumps_checkpoint(ckpt))
+
+
+def read_baseline(path: str | os.PathLike[str]) -> BaselineCheckpoint:
+    """Read and validate a saved baseline; errors name the file."""
+    what = f"baseline checkpoint (v{BASELINE_CHECKPOINT_VERSION})"
+    return read_json_model(path, BaselineCheckpoint, what, RouteError)

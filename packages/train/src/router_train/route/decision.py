@@ -1,0 +1,32 @@
+"""What a router answers for one task: a pool model, or no model and why."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Decision(BaseModel):
+    """One routed task (one JSON line of `router-train route`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    instance_id: str
+    """The task's id."""
+    model: str | None
+    """The pool model id the task is routed to; None when the router gave no valid route."""
+    reason: str | None = None
+    """Why `model` is None (e.g. `unparseable reply`), or why a fallback was taken; else None."""
+    router: str
+    """The router's name (`Router.name`: its kind and checkpoint or endpoint model)."""
+    scores: dict[str, float] | None = None
+    """`--explain`: per pool model, the router's score (probability for GRPO routers, decision value or
+    votes for baselines); None for routers without scores or without `--explain`."""
+    reply: str | None = None
+    """`--explain` in endpoint mode: the LLM's raw reply."""
+    fallback: bool = False
+    """True when `model` is the `--fallback` model because the router gave no valid route."""
+
+    def json_line(self) -> str:
+        """The JSON line written for this decision (`scores`/`reply` only when set)."""
+        unset = {k for k in ("scores", "reply") if getattr(self, k) is None}
+        return self.model_dump_json(exclude=unset) + "\n"

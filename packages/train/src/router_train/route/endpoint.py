@@ -1,0 +1,131 @@
+"""An LLM router behind an OpenAI-compatible chat API, asked exactly as the environment asks it.
+
+The system prompt is the env's (`prompt.system_prompt` of the pool's capability summary on the env's
+train split, `capabilities.summarize`), the user turn is the env's (`prompt.messages` of the task), and
+the reply is parsed by the env's parser (`route_parser.parse_route`): what a policy trained on the env
+saw in training, byte for byte.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import openai
+
+from router_frontier_rl.capabilities import CapabilitySummary
+from router_frontier_rl.prompt import messages, system_prompt
+from router_frontier_rl.route_parser import MAX_REPLY_CHARS, parse_route
+from router_train.route.decision import Decision
+from router_train.route.router import PROGRESS_MIN_TASKS, Router
+from router_train.route.spec import EndpointError, RouterSpec
+from router_train.route.task import RouteTask
+
+
+class EndpointRouter(Router):
+    """Asks `spec.model` at `spec.endpoint` once per task (temperature `spec.temperature`)."""
+
+    def __init__(self, spec: RouterSpec, summary: CapabilitySummary) -> None:
+        assert spec.endpoint is not None and spec.model is not None
+        self.spec = spec
+        self.summary = summary
+        self.pool = [m.id for m in summary.models]
+        self.name = f"endpoint:{spec.model}"
+        self.fallback = spec.fallback
+        self.system = system_prompt(summary)
+        key = os.environ.get(spec.api_key_env, "") if spec.api_key_env else ""
+        # The client's own bounded retries (exponential backoff) on 408/409/429/5xx, timeouts and
+        # connection errors; what is still failing after them ends the route with one line.
+        self.client = openai.OpenAI(
+            base_url=spec.endpoint,
+            api_key=key or "EMPTY",
+            timeout=spec.timeout_s,
+            max_retries=spec.max_retries,
+        )
+
+    def request(self, task: RouteTask) -> list[dict[str, str]]:
+        """The chat messages sent for `task`: the env's system prompt and user turn."""
+        user = messages(task.record())
+        assert isinstance(user, str)  # no few-shot examples: one user turn
+        return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
+
+    def ask(self, task: RouteTask) -> str:
+        """The raw reply for `task` (empty when the server sent no content)."""
+        try:
+            completion = self.client.chat.completions.create(
+                model=self.spec.model or "",
+                messages=self.request(task),  # type: ignore[arg-type]
+                temperature=self.spec.temperature,
+                max_tokens=self.spec.max_tokens if self.spec.max_tokens is not None else openai.omit,
+            )
+        except openai.APITimeoutError as exc:
+            raise EndpointError(
+                f"{self.spec.endpoint}: timed out after {self.spec.timeout_s:g}s "
+                f"({self.spec.max_retries} retries) routing {task.instance_id}"
+            ) from exc
+        except openai.APIStatusError as exc:
+            raise EndpointError(
+                f"{self.spec.endpoint}: HTTP {exc.status_code} routing {task.instance_id} "
+                f"after {self.spec.max_retries} retries: {_short(exc.message)}"
+            ) from exc
+        except openai.APIConnectionError as exc:
+            raise EndpointError(
+                f"{self.spec.endpoint}: cannot connect ({self.spec.max_retries} retries): {_short(str(exc))}"
+            ) from exc
+        if not completion.choices:
+            return ""
+        return completion.choices[0].message.content or ""
+
+    def decide(self, task: RouteTask, explain: bool) -> Decision:
+        reply = self.ask(task)
+        model = parse_route(reply, self.pool)
+        reason = None
+        if model is None:
+            if not reply:
+                reason = "empty reply"
+            elif len(reply) > MAX_REPLY_CHARS:
+                reason = f"reply longer than the parser's limit ({len(reply)} > {MAX_REPLY_CHARS} characters)"
+            else:
+                reason = "unparseable reply (no single <route>VALID_ID</route>)"
+        fallback = model is None and self.fallback is not None
+        return Decision(
+            instance_id=task.instance_id,
+            model=self.fallback if fallback else model,
+            reason=reason,
+            router=self.name,
+            reply=reply if explain else None,
+            fallback=fallback,
+        )
+
+    def route_many(
+        self, tasks: Sequence[RouteTask], *, explain: bool = True, progress: bool = False
+    ) -> list[Decision]:
+        bar = None
+        if progress and len(tasks) > PROGRESS_MIN_TASKS:
+            import sys
+
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(tasks), desc="routing", unit="task", file=sys.stderr)
+        with ThreadPoolExecutor(max_workers=self.spec.concurrency) as pool:
+            futures = [pool.submit(self.decide, t, explain) for t in tasks]
+            out = []
+            try:
+                for f in futures:
+                    out.append(f.result())
+                    if bar is not None:
+                        bar.update(1)
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                raise
+            finally:
+                if bar is not None:
+                    bar.close()
+        return out
+
+
+def _short(text: str, limit: int = 200) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[: limit - 1] + "…"

@@ -1,0 +1,135 @@
+"""`load_router(RouterSpec) -> Router`: the one loader behind `router-train route`, the Python API and
+any server; the checkpoint's kind is read from the file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from router_frontier_rl.any_pool import pool_view
+from router_frontier_rl.bundled import bundled_table_path
+from router_frontier_rl.capabilities import CapabilitySummary, summarize
+from router_frontier_rl.split import select_tasks
+from router_oracle.candidates import BUNDLED_CANDIDATES
+from router_oracle.derive import CandidateIndex
+from router_oracle.file_hash import sha256_file
+from router_oracle.pool_file import load_pool
+from router_oracle.table import load_table
+from router_oracle.validation_message import one_line
+from router_train.route.baseline_checkpoint import read_baseline
+from router_train.route.router import AnyPoolRouter, BaselineRouter, LocalRouter, Router
+from router_train.route.spec import RouteError, RouterSpec
+
+CHECKPOINT_KINDS = {
+    "router-train-local": "local",
+    "router-train-local-anypool": "local-anypool",
+    "router-train-baseline": "baseline",
+}
+"""A checkpoint file's `kind` -> the router it holds."""
+
+
+def checkpoint_kind(path: Path) -> str:
+    """`local`, `local-anypool` or `baseline`: read from the file's `kind` field."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RouteError(f"{path}: cannot read checkpoint: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise RouteError(f"{path}: not a UTF-8 checkpoint (byte {exc.start}: {exc.reason})") from exc
+    except json.JSONDecodeError as exc:
+        raise RouteError(f"{path}: not a checkpoint: malformed JSON ({exc.msg}, line {exc.lineno})") from exc
+    kind = doc.get("kind") if isinstance(doc, dict) else None
+    if kind not in CHECKPOINT_KINDS:
+        raise RouteError(
+            f"{path}: not a router checkpoint (kind {kind!r}; expected one of {', '.join(CHECKPOINT_KINDS)})"
+        )
+    return CHECKPOINT_KINDS[kind]
+
+
+def load_router(spec: RouterSpec) -> Router:
+    """The router `spec` names, checked against the pool, table and fallback it gives; every problem is
+    one `RouteError` line naming the file or field."""
+    try:
+        router = _load(spec)
+    except RouteError:
+        raise
+    except ValidationError as exc:
+        raise RouteError(one_line(exc)) from exc
+    except ValueError as exc:  # the oracle's, env's and trainers' input errors name their file already
+        raise RouteError(str(exc)) from exc
+    if spec.fallback is not None:
+        if spec.fallback not in router.pool:
+            raise RouteError(f"fallback {spec.fallback!r} is not a pool model ({', '.join(router.pool)})")
+        router.fallback = spec.fallback
+    return router
+
+
+def _load(spec: RouterSpec) -> Router:
+    if spec.checkpoint is None:
+        from router_train.route.endpoint import EndpointRouter  # imports the openai client
+
+        return EndpointRouter(spec, endpoint_summary(spec))
+    path = spec.checkpoint
+    kind = checkpoint_kind(path)
+    if kind == "local-anypool":
+        return _any_pool(spec, path)
+    if spec.candidates is not None:
+        raise RouteError(f"--candidates applies to any-pool checkpoints; {path} is a {kind} checkpoint")
+    if kind == "local":
+        from router_train.local.checkpoint import policy_of, read_checkpoint
+
+        ckpt = read_checkpoint(path)
+        _check_fixed(spec, path, ckpt.pool_ids, ckpt.table, ckpt.table_sha256)
+        return LocalRouter(policy_of(ckpt), f"local:{path}")
+    baseline = read_baseline(path)
+    _check_fixed(spec, path, baseline.pool_ids, baseline.table, baseline.table_sha256)
+    return BaselineRouter(baseline, f"{baseline.name}:{path}")
+
+
+def _check_fixed(spec: RouterSpec, path: Path, pool_ids: list[str], table: str, table_sha256: str) -> None:
+    """A fixed-pool checkpoint routes its own pool: a pool or table given must be the one it learned."""
+    if spec.pool is not None:
+        ids = load_pool(spec.pool).ids
+        if sorted(ids) != sorted(pool_ids):
+            raise RouteError(
+                f"{path}: trained for the pool {', '.join(pool_ids)}, not the pool of {spec.pool} "
+                f"({', '.join(ids)}); an any-pool checkpoint routes other pools"
+            )
+    if spec.table is not None:
+        got = sha256_file(spec.table)
+        if got != table_sha256:
+            raise RouteError(
+                f"{path}: trained on table {table} (sha256 {table_sha256[:16]}...), but {spec.table} "
+                f"has sha256 {got[:16]}..."
+            )
+
+
+def _any_pool(spec: RouterSpec, path: Path) -> Router:
+    from router_train.anypool.checkpoint import load_any_pool_router
+
+    if spec.pool is None:
+        raise RouteError(f"{path}: an any-pool checkpoint needs --pool POOL.toml (the models to route among)")
+    if spec.table is not None:
+        raise RouteError(
+            f"{path}: an any-pool checkpoint reads a candidates table: give --candidates, not --table"
+        )
+    ids = load_pool(spec.pool).ids
+    index = CandidateIndex.load(str(spec.candidates)) if spec.candidates is not None else None
+    router = load_any_pool_router(path, index)
+    return AnyPoolRouter(router, ids, f"local-anypool:{path}")
+
+
+def endpoint_summary(spec: RouterSpec) -> CapabilitySummary:
+    """The capability summary the env puts in the system prompt: the table's pool (or `spec.pool`'s models
+    from the candidates table) on the env's train split of the table (`RouterTaskset.load`)."""
+    table = load_table(spec.table or bundled_table_path())
+    train = select_tasks(table, "train", spec.eval_fraction, spec.split_seed)
+    if spec.pool is None:
+        if spec.candidates is not None:
+            raise RouteError("--candidates applies with --pool (the models whose statistics it holds)")
+        return summarize(train, table.pool)
+    index = CandidateIndex.load(str(spec.candidates or BUNDLED_CANDIDATES))
+    _, _, summary = pool_view(index, load_pool(spec.pool).ids, [t.instance_id for t in train])
+    return summary

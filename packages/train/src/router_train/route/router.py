@@ -1,0 +1,129 @@
+"""The loaded router: `route(task) -> Decision`, `route_many(tasks)`, and `scores(tasks)` where it has them.
+
+A scoring router's route is the argmax of its scores (the first column of ties), columns in `pool`
+order: exactly the pick of the policy or fit it wraps (`RouterPolicy.route`, `AnyPoolPolicy.route`,
+`LogregFit.predict`, ...), which is what `router-train evaluate` scores. Keeping scores and argmax
+apart lets a caller re-weigh the scores (e.g. a cost dial) before picking.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from router_train.anypool.checkpoint import AnyPoolRouter as AnyPoolModelRouter
+from router_train.anypool.policy import PoolView
+from router_train.local.policy import RouterPolicy
+from router_train.route.baseline_checkpoint import BaselineCheckpoint
+from router_train.route.decision import Decision
+from router_train.route.task import RouteTask
+from router_train.text_features import tfidf_matrix
+
+PROGRESS_MIN_TASKS = 5
+"""`route_many(progress=True)` shows a progress bar on stderr for more tasks than this."""
+BATCH = 256
+"""Tasks scored per batch (rows are independent: batching changes no score, only the progress bar)."""
+
+
+def _batches(tasks: Sequence[RouteTask], size: int, progress: bool) -> Iterator[Sequence[RouteTask]]:
+    bar = None
+    if progress and len(tasks) > PROGRESS_MIN_TASKS:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(tasks), desc="routing", unit="task", file=sys.stderr)
+    for i in range(0, len(tasks), size):
+        yield tasks[i : i + size]
+        if bar is not None:
+            bar.update(min(size, len(tasks) - i))
+    if bar is not None:
+        bar.close()
+
+
+class Router:
+    """A router of one pool: `.name`, `.pool` (model ids), `.route`, `.route_many`, `.scores`."""
+
+    name: str
+    """Router name, written in every decision (kind and source, e.g. `local:checkpoint.json`)."""
+    pool: list[str]
+    """The pool's model ids (the columns of `scores`)."""
+    fallback: str | None = None
+    """Pool model that takes the tasks the router gives no valid route (None: they stay unrouted)."""
+
+    def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray | None:
+        """Per task and pool model, the router's score, shape (len(tasks), len(pool)); the route is the
+        argmax (first of ties). None for routers that do not score models (an LLM endpoint)."""
+        return None
+
+    def route(self, task: RouteTask, *, explain: bool = True) -> Decision:
+        """Route one task."""
+        return self.route_many([task], explain=explain)[0]
+
+    def route_many(
+        self, tasks: Sequence[RouteTask], *, explain: bool = True, progress: bool = False
+    ) -> list[Decision]:
+        """Route every task, in order (`router-train route` runs this). `explain`: keep scores / replies
+        in the decisions; `progress`: a progress bar on stderr for more than a few tasks."""
+        out: list[Decision] = []
+        for batch in _batches(tasks, BATCH, progress):
+            s = self.scores(batch)
+            assert s is not None, "a router without scores overrides route_many"
+            for task, row in zip(batch, s, strict=True):
+                scores = {m: float(v) for m, v in zip(self.pool, row, strict=True) if np.isfinite(v)}
+                out.append(
+                    Decision(
+                        instance_id=task.instance_id,
+                        model=self.pool[int(np.argmax(row))],
+                        router=self.name,
+                        scores=scores if explain else None,
+                    )
+                )
+        return out
+
+
+class LocalRouter(Router):
+    """A `router-train local` checkpoint: scores are the policy's probabilities."""
+
+    def __init__(self, policy: RouterPolicy, name: str) -> None:
+        self.policy = policy
+        self.name = name
+        self.pool = list(policy.pool_ids)
+
+    def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
+        return self.policy.probabilities([t.record() for t in tasks])
+
+
+class AnyPoolRouter(Router):
+    """A `router-train local-anypool` checkpoint bound to one pool: scores are its probabilities."""
+
+    def __init__(self, router: AnyPoolModelRouter, pool: Sequence[str], name: str) -> None:
+        self.router = router
+        self.view: PoolView = router.view(pool)
+        self.name = name
+        self.pool = list(self.view.ids)
+
+    def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
+        return self.router.policy.probabilities([t.record() for t in tasks], self.view)
+
+
+class BaselineRouter(Router):
+    """A saved baseline (`router-train fit`): scores are its fit's (minus mean cost, logistic decision
+    values, kNN votes), columns the pool's ids sorted, so that argmax's first-of-ties is the smallest
+    id, as in evaluate. A pool model the fit never saw as a label scores -inf (omitted in `--explain`)."""
+
+    def __init__(self, ckpt: BaselineCheckpoint, name: str) -> None:
+        self.ckpt = ckpt
+        self.name = name
+        self.pool = sorted(ckpt.pool_ids)
+        self._columns = [self.pool.index(c) for c in ckpt.fit.classes]
+
+    def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
+        fit = self.ckpt.fit
+        if fit.method == "cheapest":
+            raw = fit.scores(len(tasks))
+        else:
+            raw = fit.scores(tfidf_matrix([t.record() for t in tasks], self.ckpt.vocabulary, self.ckpt.idf))
+        out = np.full((len(tasks), len(self.pool)), -np.inf)
+        out[:, self._columns] = raw
+        return out

@@ -1,0 +1,75 @@
+"""Which router to load: one typed definition shared by `router-train route` flags and the serve TOML's
+`[router]` table (`load_router(RouterSpec(...))`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+EXIT_ENDPOINT_FAILED = 1
+"""`router-train route`: the endpoint failed (HTTP error, timeout, unreachable) after its retries."""
+
+
+class RouteError(ValueError):
+    """Bad input to routing (a task, a checkpoint, a pool, an option): one line naming it (exit 2)."""
+
+
+class EndpointError(RuntimeError):
+    """The router endpoint failed after its bounded retries (exit `EXIT_ENDPOINT_FAILED`)."""
+
+
+class RouterSpec(BaseModel):
+    """A router to load: a checkpoint file (GRPO, any-pool or saved baseline) or an OpenAI-compatible
+    endpoint serving an LLM router."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    checkpoint: Path | None = None
+    """A checkpoint file: `router-train local`, `router-train local-anypool` (needs `pool`) or
+    `router-train fit`; its kind is read from the file."""
+    pool: Path | None = None
+    """A pool TOML file (router-oracle's format) or bundled pool name: the models an any-pool checkpoint
+    or an endpoint routes among (endpoint: their statistics come from `candidates`). For a fixed-pool
+    checkpoint it is a check: its ids must be the checkpoint's."""
+    table: Path | None = None
+    """Oracle table. Endpoint mode: the pool and the train split its capability summary comes from
+    (default: the env's bundled table). Checkpoints: a check that they were trained on this table."""
+    candidates: Path | None = None
+    """Candidates table for `pool` (an any-pool checkpoint: the one it trained on, default: the one it
+    names; endpoint with `pool`: default bundled)."""
+    eval_fraction: float = Field(default=0.2, gt=0, lt=1)
+    """Endpoint mode: held-out share of the env's split (the summary reads the train split only)."""
+    split_seed: int = 0
+    """Endpoint mode: seed of the env's split."""
+    endpoint: str | None = None
+    """Base URL of an OpenAI-compatible chat API (e.g. `http://127.0.0.1:8000/v1`)."""
+    model: str | None = None
+    """Endpoint mode: the served model name to ask."""
+    api_key_env: str | None = None
+    """Endpoint mode: environment variable holding the API key (unset: no key, `EMPTY`)."""
+    temperature: float = Field(default=0.0, ge=0)
+    """Endpoint mode: sampling temperature."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """Endpoint mode: reply token limit (unset: the server's default)."""
+    fallback: str | None = None
+    """A pool model id that takes every task the router gives no valid route (marked `fallback`)."""
+    timeout_s: float = Field(default=60.0, gt=0)
+    """Endpoint mode: seconds per request before it counts as failed (and is retried)."""
+    max_retries: int = Field(default=2, ge=0)
+    """Endpoint mode: retries of a failed request (HTTP 408/409/429/5xx, timeout, connection error),
+    with the openai client's exponential backoff; then the route fails (`EndpointError`)."""
+    concurrency: int = Field(default=4, ge=1)
+    """Endpoint mode: requests in flight at once in `route_many`."""
+
+    @model_validator(mode="after")
+    def _one_router(self) -> RouterSpec:
+        if (self.checkpoint is None) == (self.endpoint is None):
+            raise ValueError("give exactly one of checkpoint and endpoint")
+        if self.endpoint is not None and not self.model:
+            raise ValueError("endpoint needs model (the served model name)")
+        if self.endpoint is None:
+            endpoint_only = [n for n in ("model", "api_key_env") if getattr(self, n) is not None]
+            if endpoint_only:
+                raise ValueError(f"{', '.join(endpoint_only)}: only with endpoint")
+        return self
