@@ -20,7 +20,7 @@ from serve_stubs import ServerThread, StubUpstream, bundled_issues, free_port, s
 
 from router_train.cli import main
 from router_train.route import RouteTask, Router, RouterSpec, load_router
-from router_train.serve import MODEL_HEADER, TASK_ID_HEADER, build_app, read_config, task_key
+from router_train.serve import MODEL_HEADER, REPO_HEADER, TASK_ID_HEADER, build_app, read_config, task_key
 from router_train.serve.app import decision_record
 
 SWEBENCH_TEMPLATE = """<pr_description>
@@ -174,6 +174,23 @@ def test_sticky_over_a_restart_and_task_id_header(
         assert ask(c, conversation(b_issue, 0))[1] == b
         assert httpx.get(f"{server.url}/health").json()["tasks"] == 3
     assert [line["model"] for line in log_lines(cfg)] == [a, a, b]
+
+
+def test_repo_header_reaches_the_router(tmp_path: Path, checkpoint: Path, router: Router, stubs: Any) -> None:
+    cfg = write_config(tmp_path / "serve.toml", checkpoint, stubs)
+    iid, repo, issue = bundled_issues()[0]
+    with serving(proxy_app(cfg)) as server:
+        raw = client(server).chat.completions.with_raw_response.create(
+            model="router", messages=conversation(issue, 0), extra_headers={REPO_HEADER: repo}  # type: ignore[arg-type]
+        )
+        with pytest.raises(openai.BadRequestError, match="x-router-repo: expected a GitHub owner/name"):
+            client(server).chat.completions.create(
+                model="router", messages=conversation(issue, 0), extra_headers={REPO_HEADER: "not a repo"}  # type: ignore[arg-type]
+            )
+    (line,) = log_lines(cfg)
+    with_repo = router.route(RouteTask(instance_id=line["instance_id"], repo=repo, problem_statement=issue))
+    assert {k: line[k] for k in decision_record(with_repo)} == decision_record(with_repo)
+    assert raw.headers[MODEL_HEADER] == with_repo.model
 
 
 def test_streaming_is_passed_through(tmp_path: Path, checkpoint: Path, stubs: Any, issues_by_model: Any) -> None:

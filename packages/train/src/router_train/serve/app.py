@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 import weakref
 from collections.abc import AsyncIterator, Callable
@@ -20,7 +21,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from router_train.route import Decision, RouteTask, Router
+from router_train.route import Decision, EndpointError, RouteTask, Router
+from router_train.route.task import REPO_PATTERN
 from router_train.serve.config import ROUTER_MODEL, ServeConfig, UpstreamConfig, api_key
 from router_train.serve.identity import (
     REPO_HEADER,
@@ -49,15 +51,9 @@ def error_response(status: int, message: str, kind: str, headers: dict[str, str]
 
 
 def decision_record(decision: Decision) -> dict[str, Any]:
-    """The decision's fields as `router-train route` prints them."""
-    return {
-        "instance_id": decision.instance_id,
-        "model": decision.model,
-        "reason": decision.reason,
-        "router": decision.router,
-        "fallback": decision.fallback,
-        "scores": decision.scores,
-    }
+    """The decision exactly as `router-train route --explain` prints it (its JSON line)."""
+    record: dict[str, Any] = json.loads(decision.json_line())
+    return record
 
 
 class UpstreamFailure(Exception):
@@ -188,6 +184,9 @@ class Proxy:
             return Routed(model, None)
         first = first_user_message(body["messages"])
         task_id = request.headers.get(TASK_ID_HEADER) or None
+        repo = request.headers.get(REPO_HEADER) or None
+        if repo is not None and not re.fullmatch(REPO_PATTERN, repo):
+            raise RequestError(f"header {REPO_HEADER}: expected a GitHub owner/name, got {repo!r}")
         key = task_key(first, task_id)
         stored = self.store.get(key)
         if stored in self.config.upstreams:
@@ -199,11 +198,16 @@ class Proxy:
                 return Routed(stored, key)
             task = RouteTask(
                 instance_id=task_id or f"serve-{key[:16]}",
-                repo=request.headers.get(REPO_HEADER) or None,
+                repo=repo,
                 problem_statement=issue_text(first),
             )
             started = time.perf_counter()
-            decision = await anyio.to_thread.run_sync(self.router.route, task)
+            try:
+                # In a worker thread: a local router computes for a few ms, an endpoint router waits on
+                # an LLM for seconds; neither may stall the requests of other tasks.
+                decision = await anyio.to_thread.run_sync(self.router.route, task)
+            except EndpointError as exc:
+                raise NoRoute(f"the router failed: {exc}") from None
             latency_ms = (time.perf_counter() - started) * 1000
             when = _now()
             self.log.write({"time": when, "task": key, **decision_record(decision), "latency_ms": round(latency_ms, 3)})
