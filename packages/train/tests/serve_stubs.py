@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import tomli_w
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -25,6 +26,8 @@ from starlette.routing import Route
 from router_frontier_rl.bundled import bundled_table_path
 from router_oracle.table import load_table
 from router_train.local import LocalTrainConfig, train_local
+from router_train.route import load_router
+from router_train.serve import build_app, read_config
 
 SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 """mini-SWE-agent's submit marker (first output line of the final command)."""
@@ -65,7 +68,9 @@ class StubUpstream:
         if isinstance(first, list):
             first = "\n".join(p["text"] for p in first if p.get("type") == "text")
         stream = body.get("stream") is True
-        self.seen.append(Seen(body["model"], first, len(messages), stream, request.headers.get("authorization")))
+        self.seen.append(
+            Seen(body["model"], first, len(messages), stream, request.headers.get("authorization"))
+        )
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
         if self.fail_status is not None:
@@ -135,7 +140,9 @@ class ServerThread:
         self.port: int = self._sock.getsockname()[1]
         config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -185,3 +192,33 @@ def trained_checkpoint(base: Path) -> Path:
 def bundled_issues() -> list[tuple[str, str, str]]:
     """(instance_id, repo, problem_statement) of every bundled task, in table order."""
     return [(t.instance_id, t.repo, t.problem_statement) for t in load_table(bundled_table_path()).tasks]
+
+
+def write_config(
+    path: Path,
+    checkpoint: Path,
+    stubs: dict[str, tuple[StubUpstream, ServerThread]],
+    **per_model: Any,
+) -> Path:
+    upstreams = {
+        m: {"base_url": f"{server.url}/v1", "model": f"served-{m}", **per_model.get(m, {})}
+        for m, (_, server) in stubs.items()
+    }
+    doc = {
+        "router": {"checkpoint": str(checkpoint)},
+        "upstreams": upstreams,
+        "store": str(path.parent / "state" / "decisions.sqlite"),
+        "decision_log": str(path.parent / "state" / "decisions.jsonl"),
+    }
+    path.write_text(tomli_w.dumps(doc), encoding="utf-8")
+    return path
+
+
+def proxy_app(config_path: Path) -> Any:
+    config = read_config(config_path)
+    return build_app(config, load_router(config.router))
+
+
+def log_lines(config_path: Path) -> list[dict[str, Any]]:
+    log = config_path.parent / "state" / "decisions.jsonl"
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()] if log.exists() else []

@@ -16,11 +16,21 @@ import httpx
 import openai
 import pytest
 import tomli_w
-from serve_stubs import ServerThread, StubUpstream, bundled_issues, free_port, serving, trained_checkpoint
+from serve_stubs import (
+    ServerThread,
+    StubUpstream,
+    bundled_issues,
+    free_port,
+    log_lines,
+    proxy_app,
+    serving,
+    trained_checkpoint,
+    write_config,
+)
 
 from router_train.cli import main
-from router_train.route import RouteTask, Router, RouterSpec, load_router
-from router_train.serve import MODEL_HEADER, REPO_HEADER, TASK_ID_HEADER, build_app, read_config, task_key
+from router_train.route import Router, RouterSpec, RouteTask, load_router
+from router_train.serve import MODEL_HEADER, REPO_HEADER, TASK_ID_HEADER, task_key
 from router_train.serve.app import decision_record
 
 SWEBENCH_TEMPLATE = """<pr_description>
@@ -80,47 +90,19 @@ def _reset_stubs(stubs: dict[str, tuple[StubUpstream, ServerThread]]) -> None:
         stub.seen.clear()
 
 
-def write_config(
-    path: Path,
-    checkpoint: Path,
-    stubs: dict[str, tuple[StubUpstream, ServerThread]],
-    **per_model: dict[str, Any],
-) -> Path:
-    upstreams = {
-        m: {"base_url": f"{server.url}/v1", "model": f"served-{m}", **per_model.get(m, {})}
-        for m, (_, server) in stubs.items()
-    }
-    doc = {
-        "router": {"checkpoint": str(checkpoint)},
-        "upstreams": upstreams,
-        "store": str(path.parent / "state" / "decisions.sqlite"),
-        "decision_log": str(path.parent / "state" / "decisions.jsonl"),
-    }
-    path.write_text(tomli_w.dumps(doc), encoding="utf-8")
-    return path
-
-
-def proxy_app(config_path: Path) -> Any:
-    config = read_config(config_path)
-    return build_app(config, load_router(config.router))
-
-
 def client(server: ServerThread) -> openai.OpenAI:
     return openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0, timeout=30)
 
 
-def ask(c: openai.OpenAI, messages: list[dict[str, str]], **kw: Any) -> tuple[str, str]:
+def ask(c: openai.OpenAI, messages: list[Any], **kw: Any) -> tuple[str, str]:
     """(reply text, x-router-model) of one chat completion through the proxy."""
-    raw = c.chat.completions.with_raw_response.create(model=kw.pop("model", "router"), messages=messages, **kw)  # type: ignore[arg-type]
+    raw = c.chat.completions.with_raw_response.create(
+        model=kw.pop("model", "router"), messages=messages, **kw
+    )
     return raw.parse().choices[0].message.content or "", raw.headers[MODEL_HEADER]
 
 
-def log_lines(config_path: Path) -> list[dict[str, Any]]:
-    log = config_path.parent / "state" / "decisions.jsonl"
-    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()] if log.exists() else []
-
-
-def conversation(first_user: str, turns: int) -> list[dict[str, str]]:
+def conversation(first_user: str, turns: int) -> list[Any]:
     msgs = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": first_user}]
     for i in range(turns):
         msgs += [{"role": "assistant", "content": f"step {i}"}, {"role": "user", "content": f"output {i}"}]
@@ -147,7 +129,9 @@ def test_first_request_is_routed_then_every_turn_sticks(
         first = SWEBENCH_TEMPLATE.format(task=issues[0])
         assert line["task"] == task_key(first, None) and line["model"] == model_id
         # The router read the issue inside the template, and the log holds what `route` decides for it.
-        again = router.route(RouteTask(instance_id=line["instance_id"], repo=None, problem_statement=issues[0]))
+        again = router.route(
+            RouteTask(instance_id=line["instance_id"], repo=None, problem_statement=issues[0])
+        )
         assert {k: line[k] for k in decision_record(again)} == decision_record(again)
         assert line["latency_ms"] >= 0 and line["time"].endswith("Z")
 
@@ -161,14 +145,14 @@ def test_sticky_over_a_restart_and_task_id_header(
         assert ask(client(server), conversation(a_issue, 0))[1] == a
         # The header is the identity: a task id first seen with issue A stays on A's model.
         raw = client(server).chat.completions.with_raw_response.create(
-            model="router", messages=conversation(a_issue, 0), extra_headers={TASK_ID_HEADER: "job-7"}  # type: ignore[arg-type]
+            model="router", messages=conversation(a_issue, 0), extra_headers={TASK_ID_HEADER: "job-7"}
         )
         assert raw.headers[MODEL_HEADER] == a
     with serving(proxy_app(cfg)) as server:  # a new server process state, the same store
         c = client(server)
         assert ask(c, conversation(a_issue, 4)) == (f"I am up-{a}", a)
         raw = c.chat.completions.with_raw_response.create(
-            model="router", messages=conversation(b_issue, 1), extra_headers={TASK_ID_HEADER: "job-7"}  # type: ignore[arg-type]
+            model="router", messages=conversation(b_issue, 1), extra_headers={TASK_ID_HEADER: "job-7"}
         )
         assert raw.headers[MODEL_HEADER] == a  # B's issue alone would go to b
         assert ask(c, conversation(b_issue, 0))[1] == b
@@ -178,14 +162,14 @@ def test_sticky_over_a_restart_and_task_id_header(
 
 def test_repo_header_reaches_the_router(tmp_path: Path, checkpoint: Path, router: Router, stubs: Any) -> None:
     cfg = write_config(tmp_path / "serve.toml", checkpoint, stubs)
-    iid, repo, issue = bundled_issues()[0]
+    _, repo, issue = bundled_issues()[0]
     with serving(proxy_app(cfg)) as server:
         raw = client(server).chat.completions.with_raw_response.create(
-            model="router", messages=conversation(issue, 0), extra_headers={REPO_HEADER: repo}  # type: ignore[arg-type]
+            model="router", messages=conversation(issue, 0), extra_headers={REPO_HEADER: repo}
         )
         with pytest.raises(openai.BadRequestError, match="x-router-repo: expected a GitHub owner/name"):
             client(server).chat.completions.create(
-                model="router", messages=conversation(issue, 0), extra_headers={REPO_HEADER: "not a repo"}  # type: ignore[arg-type]
+                model="router", messages=conversation(issue, 0), extra_headers={REPO_HEADER: "not a repo"}
             )
     (line,) = log_lines(cfg)
     with_repo = router.route(RouteTask(instance_id=line["instance_id"], repo=repo, problem_statement=issue))
@@ -193,22 +177,28 @@ def test_repo_header_reaches_the_router(tmp_path: Path, checkpoint: Path, router
     assert raw.headers[MODEL_HEADER] == with_repo.model
 
 
-def test_streaming_is_passed_through(tmp_path: Path, checkpoint: Path, stubs: Any, issues_by_model: Any) -> None:
+def test_streaming_is_passed_through(
+    tmp_path: Path, checkpoint: Path, stubs: Any, issues_by_model: Any
+) -> None:
     cfg = write_config(tmp_path / "serve.toml", checkpoint, stubs)
     model_id, issues = list(issues_by_model.items())[-1]
     with serving(proxy_app(cfg)) as server:
         raw = client(server).chat.completions.with_raw_response.create(
-            model="router", messages=conversation(issues[0], 0), stream=True  # type: ignore[arg-type]
+            model="router", messages=conversation(issues[0], 0), stream=True
         )
         assert raw.headers[MODEL_HEADER] == model_id
         assert raw.headers["content-type"].startswith("text/event-stream")
         chunks = list(raw.parse())
-        assert "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices) == f"I am up-{model_id}"
+        assert (
+            "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices) == f"I am up-{model_id}"
+        )
         assert chunks[-1].choices[0].finish_reason == "stop"
     assert stubs[model_id][0].seen[0].stream
 
 
-def test_models_health_and_direct_pool_models(tmp_path: Path, checkpoint: Path, router: Router, stubs: Any) -> None:
+def test_models_health_and_direct_pool_models(
+    tmp_path: Path, checkpoint: Path, router: Router, stubs: Any
+) -> None:
     cfg = write_config(tmp_path / "serve.toml", checkpoint, stubs)
     with serving(proxy_app(cfg)) as server:
         c = client(server)
@@ -216,7 +206,10 @@ def test_models_health_and_direct_pool_models(tmp_path: Path, checkpoint: Path, 
         health = httpx.get(f"{server.url}/health").json()
         assert health == {"status": "ok", "router": router.name, "pool": router.pool, "tasks": 0}
         for model_id in router.pool:  # asked for by name: served by that upstream, not routed
-            assert ask(c, conversation("anything at all", 0), model=model_id) == (f"I am up-{model_id}", model_id)
+            assert ask(c, conversation("anything at all", 0), model=model_id) == (
+                f"I am up-{model_id}",
+                model_id,
+            )
     assert log_lines(cfg) == []
 
 
@@ -228,14 +221,21 @@ def test_bad_requests_get_400_with_a_clear_message(tmp_path: Path, checkpoint: P
             (b"{not json", "not valid JSON"),
             (b"[1, 2]", "must be a JSON object"),
             (json.dumps({"model": "router"}).encode(), "`messages` is missing"),
-            (json.dumps({"model": "router", "messages": [{"role": "system", "content": "x"}]}).encode(), "no user message"),
+            (
+                json.dumps({"model": "router", "messages": [{"role": "system", "content": "x"}]}).encode(),
+                "no user message",
+            ),
             (json.dumps({"messages": [{"role": "user", "content": "x"}]}).encode(), "`model` is missing"),
         ]
         for body, needle in cases:
             r = httpx.post(url, content=body, headers={"content-type": "application/json"})
             assert r.status_code == 400 and needle in r.json()["error"]["message"], (body, r.text)
-        with pytest.raises(openai.BadRequestError, match="unknown model 'gpt-4o'; this proxy serves: router, "):
-            client(server).chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "x"}])
+        with pytest.raises(
+            openai.BadRequestError, match="unknown model 'gpt-4o'; this proxy serves: router, "
+        ):
+            client(server).chat.completions.create(
+                model="gpt-4o", messages=[{"role": "user", "content": "x"}]
+            )
         assert httpx.get(f"{server.url}/health").status_code == 200
     assert log_lines(cfg) == []
 
@@ -256,17 +256,17 @@ def test_upstream_faults_reach_the_client_and_the_server_keeps_serving(
         c = client(server)
         msgs = conversation("x", 0)
         with pytest.raises(openai.APIStatusError) as err:
-            c.chat.completions.create(model=failing, messages=msgs)  # type: ignore[arg-type]
+            c.chat.completions.create(model=failing, messages=msgs)
         assert err.value.status_code == 503 and "is failing" in str(err.value)  # the upstream's own body
         assert err.value.response.headers[MODEL_HEADER] == failing
         with pytest.raises(openai.APIStatusError) as err:
-            c.chat.completions.create(model=failing, messages=msgs, stream=True)  # type: ignore[arg-type]
+            c.chat.completions.create(model=failing, messages=msgs, stream=True)
         assert err.value.status_code == 503
         with pytest.raises(openai.APIStatusError) as err:
-            c.chat.completions.create(model=slow, messages=msgs)  # type: ignore[arg-type]
+            c.chat.completions.create(model=slow, messages=msgs)
         assert err.value.status_code == 504 and "timed out" in str(err.value)
         with pytest.raises(openai.APIStatusError) as err:
-            c.chat.completions.create(model=down, messages=msgs)  # type: ignore[arg-type]
+            c.chat.completions.create(model=down, messages=msgs)
         assert err.value.status_code == 502 and "cannot be reached" in str(err.value)
         stubs[failing][0].fail_status = None
         assert ask(c, msgs, model=failing) == (f"I am up-{failing}", failing)
@@ -292,7 +292,9 @@ def test_api_key_is_sent_and_never_written(
     model_id = router.pool[0]
     secret = "sk-test-7f3a9c"
     monkeypatch.setenv("SERVE_TEST_KEY", secret)
-    cfg = write_config(tmp_path / "serve.toml", checkpoint, stubs, **{model_id: {"api_key_env": "SERVE_TEST_KEY"}})
+    cfg = write_config(
+        tmp_path / "serve.toml", checkpoint, stubs, **{model_id: {"api_key_env": "SERVE_TEST_KEY"}}
+    )
     with serving(proxy_app(cfg)) as server:
         ask(client(server), conversation("please route me", 0))
         ask(client(server), conversation("x", 0), model=model_id)
@@ -315,7 +317,7 @@ def test_fifty_concurrent_conversations_never_mix(
             got = []
             for turns in range(3):
                 raw = await c.chat.completions.with_raw_response.create(
-                    model="router", messages=conversation(issue, turns)  # type: ignore[arg-type]
+                    model="router", messages=conversation(issue, turns)
                 )
                 reply = raw.parse().choices[0].message.content
                 assert reply == f"I am up-{raw.headers[MODEL_HEADER]}"
@@ -349,11 +351,15 @@ def test_cli_refuses_an_unserved_pool_model_with_one_line(
     partial.write_text(tomli_w.dumps(doc), encoding="utf-8")
     assert main(["serve", str(partial)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"pool model {missing!r} has no [upstreams." in err and str(partial) in err
+    assert (
+        err.count("\n") == 1 and f"pool model {missing!r} has no [upstreams." in err and str(partial) in err
+    )
 
-    keyed = write_config(tmp_path / "keyed.toml", checkpoint, stubs, **{missing: {"api_key_env": "SERVE_UNSET_VAR_1"}})
+    keyed = write_config(
+        tmp_path / "keyed.toml", checkpoint, stubs, **{missing: {"api_key_env": "SERVE_UNSET_VAR_1"}}
+    )
     assert main(["serve", str(keyed)]) == 2
-    assert "environment variable SERVE_UNSET_VAR_1 is not set" in capsys.readouterr().err
+    assert "api_key_env: variable SERVE_UNSET_VAR_1 is not set" in capsys.readouterr().err
 
     bad = tmp_path / "bad.toml"
     bad.write_text("[router\n")

@@ -20,7 +20,9 @@ def register(sub: Any) -> None:
             "directly. See docs/serve.md. Exit codes: 0 stopped, 2 bad input (one line on stderr)."
         ),
     )
-    p.add_argument("config", type=path_arg, metavar="CONFIG.toml", help="router and upstreams (docs/serve.md)")
+    p.add_argument(
+        "config", type=path_arg, metavar="CONFIG.toml", help="router and upstreams (docs/serve.md)"
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     p.set_defaults(func=run)
@@ -31,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from router_train.route import load_router
-    from router_train.serve import ServeConfigError, build_app, check_serves_pool, read_config
+    from router_train.serve import build_app, check_serves_pool, read_config
 
     try:
         config = read_config(args.config)

@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from router_train.route import Decision, EndpointError, RouteTask, Router
+from router_train.route import Decision, EndpointError, Router, RouteTask
 from router_train.route.task import REPO_PATTERN
 from router_train.serve.config import ROUTER_MODEL, ServeConfig, UpstreamConfig, api_key
 from router_train.serve.identity import (
@@ -44,7 +44,9 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def error_response(status: int, message: str, kind: str, headers: dict[str, str] | None = None) -> JSONResponse:
+def error_response(
+    status: int, message: str, kind: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
     """An OpenAI-style error body: {"error": {"message", "type", "code"}}."""
     body = {"error": {"message": message, "type": kind, "code": status}}
     return JSONResponse(body, status_code=status, headers=headers)
@@ -118,7 +120,9 @@ class Proxy:
     # --- endpoints -------------------------------------------------------------------------------
 
     async def health(self, request: Request) -> Response:
-        return JSONResponse({"status": "ok", "router": self.router.name, "pool": self.pool, "tasks": len(self.store)})
+        return JSONResponse(
+            {"status": "ok", "router": self.router.name, "pool": self.pool, "tasks": len(self.store)}
+        )
 
     async def models(self, request: Request) -> Response:
         ids = [ROUTER_MODEL, *self.pool]
@@ -210,9 +214,13 @@ class Proxy:
                 raise NoRoute(f"the router failed: {exc}") from None
             latency_ms = (time.perf_counter() - started) * 1000
             when = _now()
-            self.log.write({"time": when, "task": key, **decision_record(decision), "latency_ms": round(latency_ms, 3)})
+            self.log.write(
+                {"time": when, "task": key, **decision_record(decision), "latency_ms": round(latency_ms, 3)}
+            )
             if decision.model is None or decision.model not in self.config.upstreams:
-                raise NoRoute(f"the router gave no route for this task: {decision.reason or decision.model!r}")
+                raise NoRoute(
+                    f"the router gave no route for this task: {decision.reason or decision.model!r}"
+                )
             self.store.put(key, decision.model, decision.router, when)
             return Routed(decision.model, key)
 
@@ -231,7 +239,9 @@ class Proxy:
         except httpx.TimeoutException as exc:
             raise self._transport_failure(504, model_id, up, f"timed out ({type(exc).__name__})") from None
         except httpx.HTTPError as exc:
-            raise self._transport_failure(502, model_id, up, f"cannot be reached ({type(exc).__name__})") from None
+            raise self._transport_failure(
+                502, model_id, up, f"cannot be reached ({type(exc).__name__})"
+            ) from None
         if upstream.status_code >= 400:
             if stream:
                 try:
@@ -241,12 +251,15 @@ class Proxy:
                 finally:
                     await upstream.aclose()
             raise UpstreamFailure(
-                _upstream_error(upstream, model_id, headers), upstream.status_code == 429 or upstream.status_code >= 500
+                _upstream_error(upstream, model_id, headers),
+                upstream.status_code == 429 or upstream.status_code >= 500,
             )
         out_headers = dict(headers)
         media_type = upstream.headers.get("content-type", "application/json")
         if not stream:
-            return Response(upstream.content, status_code=upstream.status_code, headers=out_headers, media_type=media_type)
+            return Response(
+                upstream.content, status_code=upstream.status_code, headers=out_headers, media_type=media_type
+            )
         return StreamingResponse(
             _relay(upstream, model_id),
             status_code=upstream.status_code,
@@ -255,9 +268,13 @@ class Proxy:
             background=BackgroundTask(upstream.aclose),
         )
 
-    def _transport_failure(self, status: int, model_id: str, up: UpstreamConfig, what: str) -> UpstreamFailure:
+    def _transport_failure(
+        self, status: int, model_id: str, up: UpstreamConfig, what: str
+    ) -> UpstreamFailure:
         message = f"upstream for {model_id!r} ({up.base_url}) {what}"
-        return UpstreamFailure(error_response(status, message, "upstream_error", {MODEL_HEADER: model_id}), True)
+        return UpstreamFailure(
+            error_response(status, message, "upstream_error", {MODEL_HEADER: model_id}), True
+        )
 
 
 class NoRoute(Exception):
@@ -285,11 +302,15 @@ async def _relay(upstream: httpx.Response, model_id: str) -> AsyncIterator[bytes
             yield chunk
     except httpx.HTTPError as exc:
         kind = "timed out" if isinstance(exc, httpx.TimeoutException) else "failed"
-        error = {"error": {"message": f"upstream for {model_id!r} {kind} mid-stream", "type": "upstream_error"}}
+        error = {
+            "error": {"message": f"upstream for {model_id!r} {kind} mid-stream", "type": "upstream_error"}
+        }
         yield f"data: {json.dumps(error)}\n\n".encode()
 
 
-def build_app(config: ServeConfig, router: Router, on_ready: Callable[[Proxy], None] | None = None) -> Starlette:
+def build_app(
+    config: ServeConfig, router: Router, on_ready: Callable[[Proxy], None] | None = None
+) -> Starlette:
     """The ASGI app; the upstream clients open at startup and close, with the store, at shutdown."""
     proxy = Proxy(config, router)
 

@@ -107,7 +107,7 @@ def check_serves_pool(config: ServeConfig, pool: list[str], path: str | os.PathL
     for model_id, up in config.upstreams.items():
         if up.api_key_env is not None and not os.environ.get(up.api_key_env):
             raise ServeConfigError(
-                f"{path}: upstreams.{model_id!r}.api_key_env: environment variable {up.api_key_env} is not set"
+                f"{path}: upstreams.{model_id!r}.api_key_env: variable {up.api_key_env} is not set"
             )
 
 
