@@ -11,7 +11,16 @@ import sys
 from collections.abc import Sequence
 
 from router_oracle.atomic_file import OutputPathError
-from router_train import anypool_cli, evaluate_anypool_cli, evaluate_cli, launch_cli, local_cli, serve_cli
+from router_train import (
+    anypool_cli,
+    evaluate_anypool_cli,
+    evaluate_cli,
+    fit_cli,
+    launch_cli,
+    local_cli,
+    route_cli,
+    serve_cli,
+)
 from router_train.cli_args import EXIT_INTERRUPTED, bad_input
 
 
@@ -32,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     anypool_cli.register(sub)
     evaluate_cli.register(sub)
     evaluate_anypool_cli.register(sub)
+    fit_cli.register(sub)
+    route_cli.register(sub)
     serve_cli.register(sub)
     return parser
 

@@ -1,0 +1,80 @@
+"""`router-train fit NAME`: fit one of evaluate's learned baselines and save it as a checkpoint.
+
+Writes `OUTPUT_DIR/checkpoint.json` (`route.baseline_checkpoint.BaselineCheckpoint`), published whole or
+not at all; `router-train route --checkpoint OUTPUT_DIR/checkpoint.json` routes with it. Exit codes:
+0 written, 2 bad input (one line on stderr), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from router_train.cli_args import bad_input, path_arg
+
+CHECKPOINT_FILE = "checkpoint.json"
+"""The file `fit` writes in its output directory (the same name as `router-train local`'s)."""
+
+
+def register(sub: Any) -> None:
+    from router_train.route.baseline_checkpoint import BASELINE_NAMES
+
+    p = sub.add_parser(
+        "fit",
+        help="fit a supervised baseline (TF-IDF logistic regression, kNN, cheapest) and save it",
+        description=(
+            "Fit one of the learned baselines `router-train evaluate` judges, exactly as evaluate fits it, "
+            "on every task of the table (--split all, the default) or the env's train split, and save it "
+            f"as OUTPUT_DIR/{CHECKPOINT_FILE} for `router-train route`."
+        ),
+    )
+    p.add_argument(
+        "name", choices=BASELINE_NAMES, metavar="NAME", help=f"one of: {', '.join(BASELINE_NAMES)}"
+    )
+    p.add_argument("--output-dir", type=path_arg, required=True, help="directory to write checkpoint.json to")
+    p.add_argument(
+        "--table", type=path_arg, default=None, help="oracle table (default: the env's bundled table)"
+    )
+    p.add_argument("--split", choices=("all", "train"), default="all", help="tasks to fit on (default: all)")
+    p.add_argument("--eval-fraction", type=float, default=0.2, help="--split train: held-out share (0.2)")
+    p.add_argument("--split-seed", type=int, default=0, help="--split train: seed of the env's split (0)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the classifier (default 0, as evaluate)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from router_frontier_rl.bundled import bundled_table_path
+    from router_frontier_rl.split import select_tasks
+    from router_oracle.atomic_file import output_directory, publish_directory
+    from router_oracle.file_hash import sha256_file
+    from router_oracle.table import load_table
+    from router_train.local.trainer import BUNDLED_TABLE_NAME
+    from router_train.route.baseline_checkpoint import fit_baseline, save_baseline
+
+    try:
+        output_directory(args.output_dir)  # an unusable output path fails before the fit
+        path: Path = args.table or bundled_table_path()
+        table = load_table(path)
+        if args.split == "all":
+            train = list(table.tasks)
+        else:
+            train = select_tasks(table, "train", args.eval_fraction, args.split_seed)
+        ckpt = fit_baseline(
+            args.name,
+            train,
+            table.pool.ids,
+            args.seed,
+            table=str(args.table) if args.table is not None else BUNDLED_TABLE_NAME,
+            table_sha256=sha256_file(path),
+            split=args.split,
+            eval_fraction=args.eval_fraction,
+            split_seed=args.split_seed,
+        )
+    except ValueError as exc:
+        return bad_input("fit", exc)
+    with publish_directory(args.output_dir, owned=[CHECKPOINT_FILE]) as staged:
+        save_baseline(ckpt, staged / CHECKPOINT_FILE)
+    print(f"{ckpt.name}: fitted on {len(ckpt.train_task_ids)} tasks of {ckpt.table} ({args.split})")
+    print(f"checkpoint: {Path(args.output_dir) / CHECKPOINT_FILE}")
+    return 0

@@ -1,0 +1,155 @@
+"""`router-train route`: which pool model should take each task, by a trained router.
+
+Routers: `--checkpoint` (a `router-train local` or `fit` checkpoint, or a `local-anypool` one with
+`--pool`) or `--endpoint URL --model NAME` (an LLM router behind an OpenAI-compatible API, asked with
+the env's exact prompts). Tasks: `--instance ID` (bundled SWE-bench Verified), `--tasks FILE.jsonl` or
+`--issue FILE|- --repo OWNER/NAME`. Output: one JSON object per task (`route.Decision`) on stdout or
+`-o FILE` (written whole or not at all).
+
+Exit codes: 0 routed, 1 the endpoint failed after its retries (one line on stderr, nothing written),
+2 bad input (one line on stderr, nothing written), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from router_train.cli_args import bad_input, path_arg
+
+DEFAULT_PLAN_DIR = Path("runs/route")
+"""`--plan`: where each model's mini-swe-agent run writes (`<dir>/<model id>`)."""
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "route",
+        help="route tasks with a trained router (checkpoint, saved baseline or LLM endpoint)",
+        description=(
+            "Route each task to a pool model with a trained router and print one JSON object per task "
+            "(instance_id, model, reason, router; --explain adds scores or the LLM's reply). Exit codes: "
+            "0 routed, 1 endpoint failed after retries, 2 bad input, 130 interrupted."
+        ),
+    )
+    r = p.add_argument_group("router (one of --checkpoint, --endpoint)")
+    r.add_argument("--checkpoint", type=path_arg, help="local, local-anypool or fit checkpoint.json")
+    r.add_argument("--endpoint", help="OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1)")
+    r.add_argument("--model", help="--endpoint: the served model name")
+    r.add_argument("--api-key-env", metavar="VAR", help="--endpoint: environment variable with the API key")
+    r.add_argument("--temperature", type=float, default=0.0, help="--endpoint: sampling temperature (0)")
+    r.add_argument("--max-tokens", type=int, default=None, help="--endpoint: reply token limit")
+    r.add_argument("--timeout", type=float, default=60.0, help="--endpoint: seconds per request (60)")
+    r.add_argument("--max-retries", type=int, default=2, help="--endpoint: retries per request (2)")
+    r.add_argument("--concurrency", type=int, default=4, help="--endpoint: requests in flight (4)")
+    r.add_argument("--fallback", metavar="MODEL", help="pool model for tasks given no valid route")
+    r.add_argument("--pool", type=path_arg, help="pool TOML or bundled pool name (any-pool checkpoint)")
+    r.add_argument("--table", type=path_arg, help="oracle table (endpoint: prompt statistics; else a check)")
+    r.add_argument("--candidates", type=path_arg, help="candidates table for --pool (default: bundled)")
+    r.add_argument("--eval-fraction", type=float, default=0.2, help="--endpoint: env split held-out share")
+    r.add_argument("--split-seed", type=int, default=0, help="--endpoint: env split seed")
+    t = p.add_argument_group("tasks (one of --instance, --tasks, --issue)")
+    t.add_argument("--instance", action="append", metavar="ID", help="bundled SWE-bench Verified task")
+    t.add_argument(
+        "--tasks", type=path_arg, metavar="FILE", help="JSONL[.gz]: instance_id, repo, problem_statement"
+    )
+    t.add_argument("--issue", metavar="FILE|-", help="one new issue's text (- reads stdin); needs --repo")
+    t.add_argument("--repo", metavar="OWNER/NAME", help="--issue: its GitHub repository")
+    o = p.add_argument_group("output")
+    o.add_argument("-o", "--output", type=path_arg, help="JSON Lines file (default: stdout)")
+    o.add_argument("--explain", action="store_true", help="add per-model scores (or the LLM's raw reply)")
+    o.add_argument("--quiet", action="store_true", help="no progress bar")
+    o.add_argument("--plan", choices=("mini-swe-agent",), help="also print the harness commands per model")
+    o.add_argument("--model-map", type=path_arg, metavar="FILE", help="--plan: TOML [models] id -> name")
+    o.add_argument(
+        "--plan-output-dir",
+        type=path_arg,
+        default=DEFAULT_PLAN_DIR,
+        help=f"--plan: runs dir ({DEFAULT_PLAN_DIR})",
+    )
+    p.set_defaults(func=run)
+
+
+def _tasks(args: argparse.Namespace) -> list[Any]:
+    from router_train.route.spec import RouteError
+    from router_train.route.task import bundled_instances, issue_task, read_task_file
+
+    given = [n for n in ("instance", "tasks", "issue") if getattr(args, n)]
+    if len(given) != 1:
+        raise RouteError("give exactly one of --instance, --tasks, --issue")
+    if args.repo is not None and not args.issue:
+        raise RouteError("--repo goes with --issue")
+    if args.instance:
+        return bundled_instances(args.instance)
+    if args.tasks is not None:
+        return read_task_file(args.tasks)
+    if args.repo is None:
+        raise RouteError("--issue needs --repo OWNER/NAME")
+    if args.issue == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            text = Path(args.issue).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise RouteError(f"--issue {args.issue}: cannot read: {exc.strerror}") from exc
+        except UnicodeDecodeError as exc:
+            raise RouteError(f"--issue {args.issue}: not UTF-8 text (byte {exc.start})") from exc
+    return [issue_task(text, args.repo, source=f"--issue {args.issue}")]
+
+
+def run(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from router_oracle.atomic_file import output_file, write_text_atomic
+    from router_oracle.validation_message import one_line
+    from router_train.route import EXIT_ENDPOINT_FAILED, EndpointError, RouteError, RouterSpec, load_router
+    from router_train.route.plan import mini_swe_agent_plan, read_model_map
+    from router_train.route.task import bundled_tasks
+
+    try:
+        if args.plan is None and args.model_map is not None:
+            raise RouteError("--model-map goes with --plan")
+        spec = RouterSpec(
+            checkpoint=args.checkpoint,
+            endpoint=args.endpoint,
+            model=args.model,
+            api_key_env=args.api_key_env,
+            temperature=args.temperature,
+            max_tokens=args.max_tokens,
+            timeout_s=args.timeout,
+            max_retries=args.max_retries,
+            concurrency=args.concurrency,
+            fallback=args.fallback,
+            pool=args.pool,
+            table=args.table,
+            candidates=args.candidates,
+            eval_fraction=args.eval_fraction,
+            split_seed=args.split_seed,
+        )
+        tasks = _tasks(args)
+        model_map = read_model_map(args.model_map) if args.model_map is not None else None
+        if args.output is not None:
+            output_file(args.output)  # an unusable -o fails now, before any request
+        router = load_router(spec)
+    except ValidationError as exc:
+        return bad_input("route", one_line(exc).replace("Value error, ", ""))
+    except RouteError as exc:
+        return bad_input("route", exc)
+    if args.issue:
+        print(f"router-train route: issue id {tasks[0].instance_id}", file=sys.stderr)
+    try:
+        decisions = router.route_many(tasks, explain=args.explain, progress=not args.quiet)
+    except EndpointError as exc:
+        print(f"router-train route: {exc}; nothing written", file=sys.stderr)
+        return EXIT_ENDPOINT_FAILED
+    text = "".join(d.json_line() for d in decisions)
+    if args.output is not None:
+        write_text_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
+    if args.plan is not None:
+        plan = mini_swe_agent_plan(decisions, set(bundled_tasks()), model_map, args.plan_output_dir)
+        # With decisions on stdout the plan goes to stderr, so stdout stays valid JSON Lines.
+        (sys.stdout if args.output is not None else sys.stderr).write(plan)
+    return 0
