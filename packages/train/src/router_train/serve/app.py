@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from router_train.route import Decision, EndpointError, Router, RouteTask
-from router_train.route.task import REPO_PATTERN
+from router_train.route.task import REPO_PATTERN, issue_id
 from router_train.serve.config import ROUTER_MODEL, ServeConfig, UpstreamConfig, api_key
 from router_train.serve.identity import (
     REPO_HEADER,
@@ -200,11 +200,11 @@ class Proxy:
             stored = self.store.get(key)
             if stored in self.config.upstreams:
                 return Routed(stored, key)
-            task = RouteTask(
-                instance_id=task_id or f"serve-{key[:16]}",
-                repo=repo,
-                problem_statement=issue_text(first),
-            )
+            issue = issue_text(first)
+            # The id `router-train route --issue FILE --repo R` would give the same issue, when the repo
+            # is known; else one derived from the task key.
+            instance_id = task_id or (issue_id(repo, issue) if repo else f"serve-{key[:16]}")
+            task = RouteTask(instance_id=instance_id, repo=repo, problem_statement=issue)
             started = time.perf_counter()
             try:
                 # In a worker thread: a local router computes for a few ms, an endpoint router waits on
