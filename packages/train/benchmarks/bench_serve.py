@@ -27,9 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ISSUE = (
-    "QuerySet.only() after select_related() crashes on proxy models. " * 40
-)  # ~2.5 kB, an issue's size
+ISSUE = "QuerySet.only() after select_related() crashes on proxy models. " * 40  # ~2.5 kB, an issue's size
 
 
 def _free_port() -> int:
@@ -51,7 +49,9 @@ def _stub(port: int) -> None:
             "object": "chat.completion",
             "created": 1,
             "model": "stub",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
+            ],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
         }
     ).encode()
@@ -100,12 +100,17 @@ def _request(turn: int, task: int = 0) -> dict[str, Any]:
         {"role": "user", "content": f"Task {task}: {ISSUE}"},
     ]
     for i in range(turn):
-        messages += [{"role": "assistant", "content": f"ls {i}"}, {"role": "user", "content": "file.py\n" * 20}]
+        messages += [
+            {"role": "assistant", "content": f"ls {i}"},
+            {"role": "user", "content": "file.py\n" * 20},
+        ]
     return {"model": "router", "messages": messages}
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--requests", type=int, default=2000, help="sequential requests per target")
     parser.add_argument("--concurrency", type=int, default=32, help="requests in flight for requests/s")
     parser.add_argument("--checkpoint", type=Path, default=None, help="a router-train local checkpoint")
@@ -140,7 +145,10 @@ def main() -> int:
             )
         )
         ctx = multiprocessing.get_context("spawn")
-        procs = [ctx.Process(target=_stub, args=(stub_port,)), ctx.Process(target=_proxy, args=(str(config), proxy_port))]
+        procs = [
+            ctx.Process(target=_stub, args=(stub_port,)),
+            ctx.Process(target=_proxy, args=(str(config), proxy_port)),
+        ]
         for p in procs:
             p.start()
         try:
@@ -159,7 +167,9 @@ def main() -> int:
                 cpu0 = _cpu_s(stub_pid), _cpu_s(proxy_pid)
                 for _ in range(args.requests):
                     t = time.perf_counter()
-                    client.post(f"{stub_url}/chat/completions", content=payload, headers=headers).raise_for_status()
+                    client.post(
+                        f"{stub_url}/chat/completions", content=payload, headers=headers
+                    ).raise_for_status()
                     direct.append((time.perf_counter() - t) * 1000)
                     t = time.perf_counter()
                     r = client.post(f"{proxy_url}/v1/chat/completions", content=payload, headers=headers)
@@ -169,10 +179,12 @@ def main() -> int:
                 # that a loaded machine adds to the wall-clock figures.
                 stub_cpu = (_cpu_s(stub_pid) - cpu0[0]) * 1000 / (2 * args.requests)
                 proxy_cpu = (_cpu_s(proxy_pid) - cpu0[1]) * 1000 / args.requests
-            route_ms = [json.loads(line)["latency_ms"] for line in (Path(tmp) / "state" / "decisions.jsonl").open()]
+            route_ms = [
+                json.loads(line)["latency_ms"] for line in (Path(tmp) / "state" / "decisions.jsonl").open()
+            ]
             print(f"requests: {args.requests} sequential per target, payload {len(payload)} bytes")
-            print(f"direct to stub:   median {statistics.median(direct):.2f} ms, p99 {_pct(direct, 0.99):.2f} ms")
-            print(f"through proxy:    median {statistics.median(proxied):.2f} ms, p99 {_pct(proxied, 0.99):.2f} ms")
+            for label, values in (("direct to stub:  ", direct), ("through proxy:   ", proxied)):
+                print(f"{label} median {statistics.median(values):.2f} ms, p99 {_pct(values, 0.99):.2f} ms")
             print(
                 f"added by proxy:   median {statistics.median(proxied) - statistics.median(direct):.2f} ms, "
                 f"p99 {_pct(proxied, 0.99) - _pct(direct, 0.99):.2f} ms"

@@ -27,7 +27,7 @@ from serve_stubs import (
 )
 
 from router_train.route import RouterSpec, RouteTask, load_router
-from router_train.serve import task_key
+from router_train.serve import issue_text, task_key
 
 pytest.importorskip("minisweagent", reason="mini-swe-agent (a test requirement) is not installed")
 
@@ -65,6 +65,7 @@ def test_mini_swe_agent_runs_one_task_on_the_routed_model(
     router = load_router(RouterSpec(checkpoint=checkpoint))
     _, repo, issue = bundled_issues()[1]
     chosen = router.route(RouteTask(instance_id="x", repo=repo, problem_statement=issue)).model
+    assert chosen is not None
     stubs = {m: StubUpstream(f"up-{m}") for m in router.pool}
     workdir = tmp_path / "testbed"
     workdir.mkdir()
@@ -106,3 +107,25 @@ def test_mini_swe_agent_runs_one_task_on_the_routed_model(
     assert issue in out["first_user"] and out["first_user"] != issue
     again = router.route(RouteTask(instance_id=line["instance_id"], repo=repo, problem_statement=issue))
     assert line["scores"] == again.scores
+
+
+@pytest.mark.parametrize(
+    "config_name",
+    ["swebench.yaml", "swebench_backticks.yaml", "swebench_xml.yaml", "default.yaml", "mini.yaml"],
+)
+def test_the_router_reads_the_issue_inside_each_installed_template(config_name: str) -> None:
+    # The templates of the installed mini-SWE-agent, rendered as its agent renders them (jinja2, with the
+    # local environment's platform variables).
+    import platform
+
+    import jinja2
+    import yaml
+    from minisweagent.config import get_config_path
+
+    template = yaml.safe_load(get_config_path(config_name).read_text())["agent"]["instance_template"]
+    issue = bundled_issues()[3][2]
+    rendered = jinja2.Template(template, undefined=jinja2.StrictUndefined).render(
+        task=issue, **platform.uname()._asdict()
+    )
+    assert rendered != issue
+    assert issue_text(rendered) == issue.strip()
