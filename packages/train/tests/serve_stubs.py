@@ -56,6 +56,8 @@ class StubUpstream:
     name: str
     fail_status: int | None = None
     delay_s: float = 0.0
+    reply: str | None = None
+    """Answer this text instead of `I am <name>` (an LLM router's reply)."""
     seen: list[Seen] = field(default_factory=list)
 
     def app(self) -> Starlette:
@@ -80,7 +82,7 @@ class StubUpstream:
             )
         if body.get("tools"):
             return JSONResponse(self._agent_reply(body["model"], messages))
-        text = f"I am {self.name}"
+        text = self.reply if self.reply is not None else f"I am {self.name}"
         if not stream:
             return JSONResponse(_completion(body["model"], {"role": "assistant", "content": text}))
         return StreamingResponse(_sse(body["model"], text), media_type="text/event-stream")

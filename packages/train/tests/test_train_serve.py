@@ -86,7 +86,7 @@ def stubs(router: Router) -> Iterator[dict[str, tuple[StubUpstream, ServerThread
 @pytest.fixture(autouse=True)
 def _reset_stubs(stubs: dict[str, tuple[StubUpstream, ServerThread]]) -> None:
     for stub, _ in stubs.values():
-        stub.fail_status, stub.delay_s = None, 0.0
+        stub.fail_status, stub.delay_s, stub.reply = None, 0.0, None
         stub.seen.clear()
 
 
@@ -284,6 +284,41 @@ def test_fallback_when_configured_is_used_and_logged(
     assert routed["model"] == a
     assert fallback["event"] == "fallback" and (fallback["model"], fallback["fallback_model"]) == (a, b)
     assert fallback["status"] == 500 and fallback["task"] == routed["task"]
+
+
+def test_an_llm_router_behind_an_endpoint(
+    tmp_path: Path, checkpoint: Path, stubs: Any, issues_by_model: dict[str, list[str]]
+) -> None:
+    # The router is itself an OpenAI-compatible endpoint (here a stub that answers a set reply), asked
+    # with the env's prompt and parsed with the env's parser by the route API.
+    policy = StubUpstream("policy", reply="<route>gpt-5.2-high</route>")
+    cfg = write_config(tmp_path / "serve.toml", checkpoint, stubs)
+    with serving(policy.app()) as router_server:
+        doc = tomllib.loads(cfg.read_text(encoding="utf-8"))
+        doc["router"] = {"endpoint": f"{router_server.url}/v1", "model": "policy", "max_retries": 0}
+        cfg.write_text(tomli_w.dumps(doc), encoding="utf-8")
+        first, second, third = [issues[0] for issues in issues_by_model.values()]
+        with serving(proxy_app(cfg)) as server:
+            c = client(server)
+            assert ask(c, conversation(first, 0)) == ("I am up-gpt-5.2-high", "gpt-5.2-high")
+            policy.reply = "I would pick a strong model."  # no <route> tag: no valid route
+            with pytest.raises(openai.APIStatusError) as err:
+                ask(c, conversation(second, 0))
+            assert err.value.status_code == 502 and "the router gave no route" in str(err.value)
+            policy.fail_status = 500
+            with pytest.raises(openai.APIStatusError) as err:
+                ask(c, conversation(third, 0))
+            assert err.value.status_code == 502 and "the router failed" in str(err.value)
+            # A routed task does not ask the router again: it stays on its model while the router is down.
+            assert ask(c, conversation(first, 2)) == ("I am up-gpt-5.2-high", "gpt-5.2-high")
+    assert len(policy.seen) == 3 and policy.seen[0].first_user != first  # the env's prompt, not the agent's
+    lines = log_lines(cfg)
+    assert [line.get("model", line.get("event")) for line in lines] == ["gpt-5.2-high", None, "router_error"]
+    assert "HTTP 500" in lines[2]["error"]
+    assert (
+        lines[1]["reason"].startswith("unparseable reply")
+        and lines[1]["reply"] == "I would pick a strong model."
+    )
 
 
 def test_api_key_is_sent_and_never_written(

@@ -211,6 +211,7 @@ class Proxy:
                 # an LLM for seconds; neither may stall the requests of other tasks.
                 decision = await anyio.to_thread.run_sync(self.router.route, task)
             except EndpointError as exc:
+                self.log.write({"time": _now(), "event": "router_error", "task": key, "error": str(exc)})
                 raise NoRoute(f"the router failed: {exc}") from None
             latency_ms = (time.perf_counter() - started) * 1000
             when = _now()
@@ -295,17 +296,17 @@ def _upstream_error(upstream: httpx.Response, model_id: str, headers: dict[str, 
 
 
 async def _relay(upstream: httpx.Response, model_id: str) -> AsyncIterator[bytes]:
-    """The upstream's server-sent events as they come; a failure mid-stream ends it with an error event
-    (the status line is sent already)."""
+    """The upstream's server-sent events as they come (decoded: no content-encoding is passed on); a
+    failure mid-stream ends it with an error event, since the status line is sent already."""
     try:
-        async for chunk in upstream.aiter_raw():
+        async for chunk in upstream.aiter_bytes():
             yield chunk
     except httpx.HTTPError as exc:
         kind = "timed out" if isinstance(exc, httpx.TimeoutException) else "failed"
-        error = {
-            "error": {"message": f"upstream for {model_id!r} {kind} mid-stream", "type": "upstream_error"}
-        }
-        yield f"data: {json.dumps(error)}\n\n".encode()
+        message = f"upstream for {model_id!r} {kind} mid-stream"
+        yield f"data: {json.dumps({'error': {'message': message, 'type': 'upstream_error'}})}\n\n".encode()
+    finally:
+        await upstream.aclose()  # also when the client went away and the stream was cancelled
 
 
 def build_app(
