@@ -60,6 +60,7 @@ class _Handler(BaseHTTPRequestHandler):
         answer = self.server.script(body, n)
         if answer.delay_s:
             time.sleep(answer.delay_s)
+        payload: dict[str, Any]
         if answer.status != 200:
             payload = {"error": {"message": f"stub error {answer.status}", "type": "server_error"}}
         else:

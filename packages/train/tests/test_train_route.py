@@ -96,9 +96,7 @@ def test_grpo_checkpoint_routes_as_evaluate(grpo_checkpoint, table, eval_ids, tm
     external, _ = _checkpoint(
         Source(name="grpo", path=grpo_checkpoint), records, table.pool.ids, "eval", False, False
     )
-    assert {i: got[i] for i in eval_ids} == {
-        i: max(d, key=d.get) for i, d in external.decisions.choices.items()
-    }
+    assert {i: got[i] for i in eval_ids} == {i: next(iter(d)) for i, d in external.decisions.choices.items()}
     # ... and the policy's route (what evaluate calls) for new issues.
     from router_train.local import load_policy
 
@@ -109,9 +107,11 @@ def test_grpo_checkpoint_routes_as_evaluate(grpo_checkpoint, table, eval_ids, tm
     router = load_router(RouterSpec(checkpoint=grpo_checkpoint))
     for t in tasks[:5] + _new_tasks():
         d = router.route(t)
-        assert d.model == got[t.instance_id] and d.scores is not None
-        assert max(d.scores, key=lambda m: d.scores[m]) == d.model and abs(sum(d.scores.values()) - 1) < 1e-9
-    assert router.scores(tasks).shape == (len(tasks), 3)
+        scores = d.scores
+        assert d.model == got[t.instance_id] and scores is not None
+        assert max(scores, key=lambda m: scores[m]) == d.model and abs(sum(scores.values()) - 1) < 1e-9
+    matrix = router.scores(tasks)
+    assert matrix is not None and matrix.shape == (len(tasks), 3)
 
 
 @pytest.mark.parametrize("name", ["cheapest-on-train", "tfidf-logreg", "tfidf-logreg(balanced)", "tfidf-knn"])
@@ -255,3 +255,25 @@ def test_bad_checkpoint_kind_options(anypool_checkpoint, tmp_path, capsys):
         == 2
     )
     assert "unknown candidate model" in capsys.readouterr().err
+
+
+def test_plan_every_model_runs_every_task_per_pool_model(tmp_path, eval_ids, capsys):
+    assert main(["fit", "cheapest-on-train", "--output-dir", str(tmp_path / "fit")]) == 0
+    ids = eval_ids[:3]
+    argv = [
+        "route",
+        "--quiet",
+        "--checkpoint",
+        str(tmp_path / "fit" / "checkpoint.json"),
+        "-o",
+        str(tmp_path / "o"),
+    ]
+    capsys.readouterr()
+    assert main([*argv, *_instances(ids), "--plan", "mini-swe-agent", "--plan-every-model"]) == 0
+    plan = capsys.readouterr().out
+    commands = [line for line in plan.splitlines() if line.startswith("mini-extra swebench")]
+    assert [c.split("--output ")[1] for c in commands] == [
+        f"runs/route/{m}" for m in ("claude-opus-4.6", "gpt-5.2-high", "kimi-k2.5-high")
+    ]
+    assert all(f"--filter '{id_filter(ids)}'" in c for c in commands)
+    assert "no --model-map entry" in plan

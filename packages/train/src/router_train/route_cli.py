@@ -61,6 +61,11 @@ def register(sub: Any) -> None:
     o.add_argument("--explain", action="store_true", help="add per-model scores (or the LLM's raw reply)")
     o.add_argument("--quiet", action="store_true", help="no progress bar")
     o.add_argument("--plan", choices=("mini-swe-agent",), help="also print the harness commands per model")
+    o.add_argument(
+        "--plan-every-model",
+        action="store_true",
+        help="--plan: every pool model runs every task (the runs a new oracle table needs)",
+    )
     o.add_argument("--model-map", type=path_arg, metavar="FILE", help="--plan: TOML [models] id -> name")
     o.add_argument(
         "--plan-output-dir",
@@ -108,8 +113,8 @@ def run(args: argparse.Namespace) -> int:
     from router_train.route.task import bundled_tasks
 
     try:
-        if args.plan is None and args.model_map is not None:
-            raise RouteError("--model-map goes with --plan")
+        if args.plan is None and (args.model_map is not None or args.plan_every_model):
+            raise RouteError("--model-map and --plan-every-model go with --plan")
         spec = RouterSpec(
             checkpoint=args.checkpoint,
             endpoint=args.endpoint,
@@ -149,7 +154,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     if args.plan is not None:
-        plan = mini_swe_agent_plan(decisions, set(bundled_tasks()), model_map, args.plan_output_dir)
+        every = router.pool if args.plan_every_model else ()
+        plan = mini_swe_agent_plan(
+            decisions, set(bundled_tasks()), model_map, args.plan_output_dir, every_model=every
+        )
         # With decisions on stdout the plan goes to stderr, so stdout stays valid JSON Lines.
         (sys.stdout if args.output is not None else sys.stderr).write(plan)
     return 0

@@ -71,9 +71,15 @@ def mini_swe_agent_plan(
     verified_ids: set[str],
     model_map: ModelMap | None,
     output_root: Path,
+    *,
+    every_model: Sequence[str] = (),
 ) -> str:
-    """A shell script: one `mini-extra swebench` command per routed model (pool order of first use is not
-    kept: models sorted), with comments for tasks it cannot run (unrouted, or not SWE-bench Verified)."""
+    """A shell script: one `mini-extra swebench` command per routed model (models sorted), with comments
+    for tasks it cannot run (unrouted, or not SWE-bench Verified).
+
+    `every_model` (the pool): instead, every one of these models runs every task, the counterfactual
+    runs an oracle table needs to add the tasks (`router-oracle build` wants each pool model on each
+    task); routed-only runs measure just the deployed route."""
     names = model_map.models if model_map is not None else {}
     by_model: dict[str, list[str]] = {}
     unrouted: list[str] = []
@@ -85,9 +91,13 @@ def mini_swe_agent_plan(
             not_verified.append(d.instance_id)
         else:
             by_model.setdefault(d.model, []).append(d.instance_id)
-    lines = [
-        "# mini-SWE-agent 2.4.x plan: one run per routed model (router-train route --plan mini-swe-agent)"
-    ]
+    if every_model:
+        routed = {i for ids in by_model.values() for i in ids}
+        runnable = sorted(routed | {i for i in unrouted if i in verified_ids})
+        by_model = {m: runnable for m in every_model} if runnable else {}
+        unrouted = [i for i in unrouted if i not in verified_ids]
+    what = "every pool model on every task" if every_model else "one run per routed model"
+    lines = [f"# mini-SWE-agent 2.4.x plan: {what} (router-train route --plan mini-swe-agent)"]
     for model in sorted(by_model):
         ids = by_model[model]
         name = names.get(model)

@@ -65,9 +65,9 @@ class RouterSpec(BaseModel):
     @model_validator(mode="after")
     def _one_router(self) -> RouterSpec:
         if (self.checkpoint is None) == (self.endpoint is None):
-            raise ValueError("give exactly one of checkpoint and endpoint")
+            raise ValueError("give exactly one of checkpoint (--checkpoint) and endpoint (--endpoint)")
         if self.endpoint is not None and not self.model:
-            raise ValueError("endpoint needs model (the served model name)")
+            raise ValueError("endpoint needs model (--model: the served model name)")
         if self.endpoint is None:
             endpoint_only = [n for n in ("model", "api_key_env") if getattr(self, n) is not None]
             if endpoint_only:
