@@ -7,6 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
+import socket
+import subprocess
+import sys
+import time
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -396,7 +401,50 @@ def test_cli_refuses_an_unserved_pool_model_with_one_line(
     assert main(["serve", str(keyed)]) == 2
     assert "api_key_env: variable SERVE_UNSET_VAR_1 is not set" in capsys.readouterr().err
 
+    with socket.socket() as taken:  # an address in use: one line, before any server starts
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", str(cfg), "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--port {port}: Address already in use" in err
+
     bad = tmp_path / "bad.toml"
     bad.write_text("[router\n")
     assert main(["serve", str(bad)]) == 2
     assert "not valid TOML" in capsys.readouterr().err
+
+
+def test_the_command_serves_and_stops_on_ctrl_c(
+    tmp_path: Path, checkpoint: Path, stubs: Any, issues_by_model: dict[str, list[str]]
+) -> None:
+    cfg = write_config(tmp_path / "serve.toml", checkpoint, stubs)
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "router_train.cli", "serve", str(cfg), "--port", str(port)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None and time.monotonic() < deadline, "the server did not come up"
+            try:
+                if httpx.get(f"{url}/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        model_id, issues = next(iter(issues_by_model.items()))
+        c = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=30)
+        assert ask(c, conversation(issues[0], 0)) == (f"I am up-{model_id}", model_id)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 130  # the project's Ctrl-C status, after a graceful shutdown
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    assert err.startswith(f"router-train serve: router local:{checkpoint} over ") and f":{port}/v1" in err
+    assert [line["model"] for line in log_lines(cfg)] == [model_id]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 from typing import Any
 
@@ -17,7 +18,7 @@ def register(sub: Any) -> None:
             "Serve POST /v1/chat/completions, GET /v1/models and GET /health. A request for model `router` "
             "is routed on its conversation's first user message (the task) once, and every later request "
             "of that task goes to the same upstream, also after a restart; a pool model id is served "
-            "directly. See docs/serve.md. Exit codes: 0 stopped, 2 bad input (one line on stderr)."
+            "directly. See docs/serve.md. Exit codes: 2 bad input (one line on stderr), 130 stopped by Ctrl-C."
         ),
     )
     p.add_argument(
@@ -43,11 +44,24 @@ def run(args: argparse.Namespace) -> int:
         return bad_input("serve", exc)
     if not 0 <= args.port <= 65535:
         return bad_input("serve", f"--port {args.port}: not a TCP port")
+    # Bound here, before uvicorn starts: an address in use is bad input (one line, exit 2), not a log
+    # record and exit 1 from inside the server.
+    try:
+        info = socket.getaddrinfo(args.host, args.port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(info[0], socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(info[4])
+    except OSError as exc:
+        return bad_input("serve", f"--host {args.host} --port {args.port}: {exc.strerror or exc}")
     app = build_app(config, router)
     print(
         f"router-train serve: router {router.name} over {', '.join(router.pool)} on "
         f"http://{args.host}:{args.port}/v1 (model `router`; decisions in {config.decision_log})",
         file=sys.stderr,
     )
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
     return 0
