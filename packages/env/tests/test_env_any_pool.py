@@ -178,7 +178,7 @@ def test_bundled_candidates_serve_the_bundled_tasks() -> None:
 
 def tasks_table() -> OracleTable:
     from router_frontier_rl.bundled import bundled_table_path
-    from router_oracle.table import load_table
+    from router_oracle.table_check import load_table
 
     return load_table(bundled_table_path())
 

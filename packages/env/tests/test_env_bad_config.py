@@ -12,7 +12,8 @@ from pydantic import ValidationError
 
 from router_frontier_rl import RouterConfig, RouterTaskset
 from router_frontier_rl.rewards import REWARD_NAMES, check_weights
-from router_oracle.table import dumps_table, load_table
+from router_oracle.table import dumps_table
+from router_oracle.table_check import load_table
 from router_oracle.validation_message import one_line
 
 
@@ -55,3 +56,44 @@ def test_non_finite_weights_are_refused_by_the_one_check(bad: float) -> None:
     assert str(direct.value) == f"weights must be finite numbers: the weight of {REWARD_NAMES[4]} is {bad}"
     assert _config_error(weights=weights) == str(direct.value)
     assert check_weights([1, 0, 0, 0, -0.5]) == (1.0, 0.0, 0.0, 0.0, -0.5)
+
+
+def test_a_damaged_gzip_tasks_path_is_one_config_error(tmp_path: Path) -> None:
+    import gzip
+
+    data = bytearray(gzip.compress(b'{"instance_id": "a__b-1", "repo": "a/b", "base_commit": "0"}\n' * 200))
+    for i in range(20, 40):  # damage the deflate stream, not the header
+        data[i] ^= 0xFF
+    bad = tmp_path / "tasks.jsonl.gz"
+    bad.write_bytes(bytes(data))
+    line = _config_error(tasks_path=bad)
+    assert line.startswith(f"tasks_path: {bad}: cannot read: "), line
+
+
+@pytest.mark.parametrize("bad", [math.inf, 1e308, 1e7])
+def test_exploration_cost_must_be_finite_and_bounded(bad: float) -> None:
+    line = _config_error(repo_access=True, exploration_cost=bad)
+    assert line.startswith("exploration_cost: Input should be"), line
+
+
+@pytest.mark.parametrize("huge", [1e308, -1e308, 1e7])
+def test_huge_weights_are_refused_before_they_overflow(huge: float) -> None:
+    weights = [huge, huge, 0.0, 0.0, 0.0]
+    assert _config_error(weights=weights) == (
+        f"weights must be within ±1e+06: the weight of {REWARD_NAMES[0]} is {huge:g}"
+    )
+    assert check_weights([1e6, -1e6, 0, 0, 0]) == (1e6, -1e6, 0.0, 0.0, 0.0)
+
+
+def test_any_pool_arguments_no_pool_can_satisfy_are_config_errors(tmp_path: Path) -> None:
+    line = _config_error(pool_size=100)
+    assert line.startswith("bundled: pool_size 100 needs 1 to "), line
+    line = _config_error(pool_size=3, held_out_models=["no-such-model"])
+    assert line == "bundled: held_out_models ['no-such-model'] are not candidate models"
+    missing = tmp_path / "missing.json"
+    line = _config_error(pool_size=3, candidates_path=missing)
+    assert line.startswith(f"candidates_path: {missing}: cannot read candidates table"), line
+    junk = tmp_path / "junk.json"
+    junk.write_text(json.dumps({"tasks": [{"instance_id": f"t{i}"} for i in range(300)]}))
+    line = _config_error(pool_size=3, candidates_path=junk)
+    assert line.startswith(f"candidates_path: {junk}: not a valid candidates table"), line

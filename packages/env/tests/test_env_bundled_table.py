@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from router_frontier_rl import bundled_table_path
 from router_oracle.build import build_default_table
-from router_oracle.table import dumps_table, load_table
+from router_oracle.table import dumps_table
+from router_oracle.table_check import load_table
 
 
 def test_bundled_table_is_fresh() -> None:

@@ -28,7 +28,7 @@ from router_frontier_rl.repo_checkout import RepoCheckoutError, clone_dir_name
 from router_frontier_rl.rewards import REWARD_NAMES, score_completion
 from router_frontier_rl.split import select_tasks
 from router_frontier_rl.swebench_image import WORKDIR, swebench_image
-from router_oracle.table import load_table
+from router_oracle.table_check import load_table
 
 
 def make_two_commits(path: Path) -> tuple[str, str]:

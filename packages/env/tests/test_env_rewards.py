@@ -7,7 +7,7 @@ from env_tables import IDS, record
 
 from router_frontier_rl import bundled_table_path, format_route, score_completion, score_route
 from router_frontier_rl.rewards import DEFAULT_WEIGHTS, NO_ROUTE, REWARD_NAMES, RouteScores
-from router_oracle.table import load_table
+from router_oracle.table_check import load_table
 
 
 def test_scores_follow_the_row() -> None:

@@ -17,7 +17,8 @@ from router_oracle.data_files import leaderboard_path
 from router_oracle.errors import OracleInputError
 from router_oracle.pool_file import load_pool
 from router_oracle.stats import compute_stats
-from router_oracle.table import OracleTable, Pool, PoolModel, dumps_table, loads_table
+from router_oracle.table import OracleTable, Pool, PoolModel, dumps_table
+from router_oracle.table_check import loads_table
 from router_oracle.tie_rule import Candidate, pick_oracle
 
 OPUS, GPT, KIMI = (

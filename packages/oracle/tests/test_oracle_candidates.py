@@ -24,7 +24,8 @@ from router_oracle.derive import CandidateIndex, derive_table
 from router_oracle.errors import OracleInputError
 from router_oracle.leaderboard_models import base_model, reasoning_effort
 from router_oracle.sources.leaderboard import LeaderboardEntry
-from router_oracle.table import Pool, TableError, dumps_table, load_table
+from router_oracle.table import Pool, TableError, dumps_table
+from router_oracle.table_check import load_table
 
 BROKEN = "20250720_mini-v0.0.0-claude-3-7-sonnet-20250219"
 
@@ -324,4 +325,23 @@ def test_cli_derive_bad_input_exits_2(in_tmp: Path, capsys) -> None:
     assert main(["build", "--from-candidates", "junk.json", "--models", "o3", "-o", "x.json"]) == 2
     assert "junk.json: not a valid candidates table" in capsys.readouterr().err
     assert main(["models", "--candidates", "junk.json"]) == 2
+    assert not (in_tmp / "x.json").exists()
+
+
+def test_an_oracle_table_given_as_candidates_is_one_line(in_tmp: Path, capsys) -> None:
+    # shaped like an oracle table: hundreds of wrong task rows (pydantic's text ran to 9,019 lines)
+    row = {"oracle": "o3", "per_model": {"o3": {"resolved": True}}}
+    rows = [{"instance_id": f"a__b-{i}", **row} for i in range(500)]
+    table = in_tmp / "oracle_table.json"
+    table.write_text(json.dumps({"schema_version": 1, "pool": {"name": "p", "models": []}, "tasks": rows}))
+    for argv in (
+        ["build", "--from-candidates", str(table), "--models", "o3", "-o", "x.json"],
+        ["models", "--candidates", str(table)],
+    ):
+        assert main(argv) == 2
+        captured = capsys.readouterr()
+        lines = captured.err.splitlines()
+        assert len(lines) == 1, captured.err[:2000]
+        assert lines[0].startswith(f"router-oracle: error: {table}: not a valid candidates table")
+        assert "pydantic.dev" not in lines[0] and "more error" in lines[0]
     assert not (in_tmp / "x.json").exists()

@@ -12,7 +12,8 @@ from oracle_samples import FIXTURES, write_tasks, write_trajectories
 from router_oracle.build import build_table
 from router_oracle.cli import main
 from router_oracle.stats import TableStats, compute_stats
-from router_oracle.table import dumps_table, load_table, write_table
+from router_oracle.table import dumps_table, write_table
+from router_oracle.table_check import load_table
 
 
 @pytest.fixture

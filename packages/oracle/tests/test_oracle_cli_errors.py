@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -123,3 +124,120 @@ def test_one_line_rendering_of_validation_errors() -> None:
     with pytest.raises(ValidationError) as exc:
         _Sample.model_validate_json("{")
     assert "\n" not in one_line(exc.value) and one_line(exc.value).startswith("Invalid JSON: EOF")
+
+
+def _damaged_gzip(path: Path) -> Path:
+    """A .gz whose header is fine but whose deflate stream is damaged (zlib.error when read)."""
+    import gzip
+
+    data = bytearray(gzip.compress(b'{"instance_id": "a__b-1", "problem_statement": "x"}\n' * 200))
+    for i in range(20, 40):  # inside the deflate stream, past the 10-byte header
+        data[i] ^= 0xFF
+    path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize("flag", ["--tasks", "--leaderboard", "--long-table"])
+def test_a_damaged_gzip_input_is_one_line(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    name = "runs.jsonl.gz" if flag == "--long-table" else "in.json.gz"
+    bad = _damaged_gzip(in_tmp / name)
+    assert main(["build", flag, name, "-o", "t.json"]) == 2
+    line = _one_line_error(capsys)
+    assert line.startswith(f"router-oracle: error: {bad.name}: cannot read: "), line
+    assert not (in_tmp / "t.json").exists()
+
+
+def _special(in_tmp: Path, kind: str) -> Path:
+    import socket
+    import stat
+
+    path = in_tmp / kind
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "chr":
+        try:  # a node for /dev/null's device, made here: replacing it (the old bug) would harm nothing
+            os.mknod(path, stat.S_IFCHR | 0o600, os.makedev(1, 3))
+        except OSError:
+            pytest.skip("cannot make a device node here (needs root)")
+    else:
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(path))
+        sock.close()
+    return path
+
+
+@pytest.mark.parametrize(
+    ("kind", "what"), [("fifo", "a FIFO"), ("sock", "a socket"), ("chr", "a character device")]
+)
+def test_a_special_output_path_is_refused_and_left_alone(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str], kind: str, what: str
+) -> None:
+    import stat
+
+    special = _special(in_tmp, kind)
+    before = special.lstat()
+    assert main(["build", "-o", kind]) == 2
+    assert (
+        _one_line_error(capsys)
+        == f"router-oracle: error: {kind}: is {what}, not a regular file; give a file name"
+    )
+    after = special.lstat()
+    assert stat.S_IFMT(after.st_mode) == stat.S_IFMT(before.st_mode) and after.st_ino == before.st_ino
+    # ...also behind a symlink, which names its target
+    (in_tmp / "link").symlink_to(special)
+    assert main(["build", "-o", "link"]) == 2
+    assert f"link: is {what} (the target of the link, {special}), not a regular file" in _one_line_error(
+        capsys
+    )
+    assert (in_tmp / "link").is_symlink() and _leftovers(in_tmp) == []
+
+
+def test_a_symlink_output_is_written_through_at_its_target(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (in_tmp / "real").mkdir()
+    (in_tmp / "real" / "t.json").write_text("old")
+    (in_tmp / "t.json").symlink_to("real/t.json")
+    (in_tmp / "dangling.json").symlink_to("real/new.json")
+    for name in ("t.json", "dangling.json"):
+        assert main(["build", "--from-candidates", "bundled", "--models", "o3,gpt-5-mini", "-o", name]) == 0
+        assert (in_tmp / name).is_symlink()
+    assert json.loads((in_tmp / "real" / "t.json").read_text())["tasks"]
+    new = json.loads((in_tmp / "real" / "new.json").read_text())
+    assert new["tasks"] == json.loads((in_tmp / "real" / "t.json").read_text())["tasks"]
+    assert _leftovers(in_tmp / "real") == []
+
+
+@pytest.mark.parametrize("flag", ["--tasks", "--long-table"])
+def test_an_output_that_is_one_of_the_inputs_is_refused(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    from router_oracle.data_files import tasks_path
+
+    given = in_tmp / "in.jsonl"
+    given.write_bytes(tasks_path().read_bytes() if flag == "--tasks" else b"")
+    before = given.read_bytes()
+    (in_tmp / "alias.jsonl").symlink_to("in.jsonl")
+    for output in ("in.jsonl", str(given), "alias.jsonl"):
+        assert main(["build", flag, "in.jsonl", "-o", output]) == 2
+        line = _one_line_error(capsys)
+        want = f"{output}: is also an input ({flag} in.jsonl); write the output somewhere else"
+        assert line == f"router-oracle: error: {want}"
+    assert given.read_bytes() == before
+    # candidates: the same check
+    assert main(["candidates", "--tasks", "in.jsonl", "-o", "alias.jsonl"]) == 2
+    assert "is also an input (--tasks in.jsonl)" in _one_line_error(capsys)
+
+
+def test_the_bundled_inputs_are_inputs_too(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from router_oracle.candidates import bundled_candidates_path
+
+    bundled = bundled_candidates_path()
+    before = bundled.stat().st_mtime_ns
+    assert (
+        main(["build", "--from-candidates", "bundled", "--models", "o3,gpt-5-mini", "-o", str(bundled)]) == 2
+    )
+    assert "is also an input (--from-candidates" in _one_line_error(capsys)
+    assert bundled.stat().st_mtime_ns == before

@@ -17,7 +17,7 @@ from router_oracle.build import build_table
 from router_oracle.cli import main
 from router_oracle.errors import OracleInputError
 from router_oracle.run_labels import ReportLabel, report_label
-from router_oracle.table import load_table
+from router_oracle.table_check import load_table
 
 REPORT = FIXTURES / "harness/google__gemini-3-pro-preview.gemini-3-pro-sample.json"
 GEMINI, GPT = "google/gemini-3-pro-preview", "openai/gpt-5.2"

@@ -13,8 +13,8 @@ import pytest
 from router_oracle.build import build_default_table, build_table
 from router_oracle.cli import main
 from router_oracle.pool_file import load_pool
-from router_oracle.table import Pool, TableError, dumps_table, load_table, loads_table
-from router_oracle.table_check import check_table
+from router_oracle.table import Pool, TableError, dumps_table
+from router_oracle.table_check import check_table, load_table, loads_table
 from router_oracle.tie_rule import pick_for_task
 
 Doc = dict[str, Any]

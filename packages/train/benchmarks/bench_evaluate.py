@@ -22,8 +22,8 @@ from pathlib import Path
 from router_frontier_rl import bundled_table_path, format_route
 from router_frontier_rl.prompt import user_prompt
 from router_train.evaluate import evaluate, read_table, read_traces, render_terminal, write_report
-from router_train.evaluate.metrics import compute_metrics, single_model_points
 from router_train.evaluate.run import Source
+from router_train.scoring.metrics import compute_metrics, single_model_points
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "tests" / "data" / "evaluate_vf_traces.jsonl"
 

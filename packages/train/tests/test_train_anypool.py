@@ -218,3 +218,18 @@ def test_bundled_candidates_beat_random_on_held_out_models(tmp_path: Path) -> No
     assert summary.n_tasks == 100 and summary.held_out_oracle_share > 0.3
     assert mine.mean_reward > rand.mean_reward + 0.2
     assert mine.held_out_oracle_accuracy is not None and mine.held_out_oracle_accuracy > 0.6
+
+
+def test_cli_refuses_an_output_dir_whose_files_would_replace_an_input(
+    synthetic_files, tmp_path: Path, capsys
+) -> None:
+    cand, table = synthetic_files
+    out = tmp_path / "out"
+    out.mkdir()
+    inside = out / "summary.json"  # the candidates table, where the summary would go
+    inside.write_bytes(cand.read_bytes())
+    argv = ["local-anypool", "--candidates", str(inside), "--table", str(table), "--quiet", "--steps", "2"]
+    assert main([*argv, "--output-dir", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{inside}: is also an input (--candidates {inside}); write the output somewhere else" in err
+    assert inside.read_bytes() == cand.read_bytes() and [p.name for p in out.iterdir()] == ["summary.json"]

@@ -19,7 +19,8 @@ import router_train.local.trainer as trainer
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.rewards import check_weights
 from router_oracle.atomic_file import write_bytes_atomic
-from router_oracle.table import TableError, load_table
+from router_oracle.table import TableError
+from router_oracle.table_check import load_table
 from router_train.cli import main
 from router_train.local import LocalTrainError, RewardWeights, read_checkpoint
 
@@ -279,3 +280,17 @@ def test_an_interrupted_evaluate_leaves_the_previous_report(
     assert main(["evaluate", "--table", table, "--seed", "5", "-o", "rep"]) == 130
     assert _snapshot(in_tmp / "rep") == before
     assert _hidden(in_tmp) == [] and _hidden(in_tmp / "rep") == []
+
+
+def test_local_refuses_an_output_dir_whose_files_would_replace_its_table(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (in_tmp / "run").mkdir()
+    table = in_tmp / "run" / "checkpoint.json"  # the table, where the checkpoint would go
+    table.write_bytes(bundled_table_path().read_bytes())
+    assert main(["local", *QUICK, "--table", "run/checkpoint.json", "--output-dir", "run"]) == 2
+    assert _one_line(capsys) == (
+        "router-train local: run/checkpoint.json: is also an input (--table run/checkpoint.json); "
+        "write the output somewhere else"
+    )
+    assert table.read_bytes() == bundled_table_path().read_bytes()

@@ -10,8 +10,8 @@ import pytest
 
 from router_train.cli import main
 from router_train.evaluate import read_table, read_traces
-from router_train.evaluate.metrics import compute_metrics
 from router_train.evaluate.traces import episode_counts, last_reply
+from router_train.scoring.metrics import compute_metrics
 
 DATA = Path(__file__).parent / "data"
 AGENTIC_TRACES = DATA / "evaluate_agentic_traces.jsonl"

@@ -21,14 +21,6 @@ from router_oracle.frontier import ModelPoint
 from router_oracle.table import OracleTable, TaskRecord, write_table
 from router_train.anypool import AnyPoolTrainConfig
 from router_train.cli import main
-from router_train.evaluate.decisions import Decisions, EvaluateError, from_labels
-from router_train.evaluate.metrics import (
-    compute_metrics,
-    frontier_position,
-    per_task_outcomes,
-    single_model_points,
-    task_resample,
-)
 from router_train.evaluate.report import TableInfo
 from router_train.evaluate_anypool import (
     NamedPool,
@@ -41,6 +33,14 @@ from router_train.evaluate_anypool import (
 )
 from router_train.evaluate_anypool.pool_average import PoolGaps, floored_gap, gap_differences
 from router_train.local import LocalTrainConfig
+from router_train.scoring.decisions import Decisions, EvaluateError, from_labels
+from router_train.scoring.metrics import (
+    compute_metrics,
+    frontier_position,
+    per_task_outcomes,
+    single_model_points,
+    task_resample,
+)
 
 MODELS = {"pa-big": 1.0, "pa-small": 0.1, "pb-big": 0.9, "pb-mid": 0.3, "pc-mid": 0.4, "pc-tiny": 0.05}
 PROVIDERS = {m: m.split("-")[0] for m in MODELS}
@@ -227,7 +227,7 @@ def test_a_router_equal_to_one_single_model_has_gap_zero(
         assert len(row.metrics.label_distribution) == 1
         # costs are constant per model here, so the cheapest model is the frontier's first corner on
         # every resample too: the gap is exactly 0, and so is its interval
-        for gap in (row.gap_vs_mix, p.gaps["local-anypool"]):
+        for gap in (row.gap_vs_mix, p.floored_gaps["local-anypool"]):
             assert (gap.mean, gap.low, gap.high, gap.by_fold_seed) == (0.0, 0.0, 0.0, [0.0])
         assert "local-anypool" not in p.floored
     avg = {a.router: a for a in report.averages}
@@ -377,3 +377,16 @@ def test_held_out_group_must_leave_enough_models_to_train(
     big = explicit_groups(index, [["pa-big", "pa-small", "pb-big", "pb-mid"]])
     with pytest.raises(EvaluateError, match="2 candidate models remain for training"):
         run(index, reference, groups=big, held_out_by="explicit")
+
+
+def test_cli_refuses_a_report_that_would_replace_an_input(tmp_path: Path, capsys) -> None:
+    from router_oracle.candidates import bundled_candidates_path
+
+    out = tmp_path / "rep"
+    out.mkdir()
+    inside = out / "report.json"  # the candidates table, where the report would go
+    inside.write_bytes(bundled_candidates_path().read_bytes())
+    assert main(["evaluate-anypool", "--candidates", str(inside), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{inside}: is also an input (--candidates {inside}); write the output somewhere else" in err
+    assert inside.read_bytes() == bundled_candidates_path().read_bytes()

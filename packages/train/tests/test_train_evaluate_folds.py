@@ -14,8 +14,8 @@ from router_frontier_rl.split import select_tasks, stratified_folds
 from router_oracle.table import TaskRecord, write_table
 from router_train.cli import main
 from router_train.evaluate import EvaluateError, Source, evaluate, read_table, write_report
-from router_train.evaluate.decisions import Decisions, from_labels
 from router_train.local import LocalTrainConfig, train_local
+from router_train.scoring.decisions import Decisions, from_labels
 
 
 @pytest.fixture(scope="module")

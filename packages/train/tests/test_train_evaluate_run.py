@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from evaluate_tables import FAST_LOCAL, IDS, VF_TABLE, VF_TRACES, make_table
@@ -14,15 +15,15 @@ from router_train.cli import main
 from router_train.evaluate import (
     EvaluateError,
     Source,
-    baselines,
     evaluate,
     read_table,
     read_traces,
     write_report,
 )
-from router_train.evaluate.metrics import compute_metrics
 from router_train.evaluate.traces import last_reply
 from router_train.local import LocalTrainConfig, load_policy, train_local
+from router_train.scoring import baselines
+from router_train.scoring.metrics import compute_metrics
 
 
 @pytest.fixture(scope="module")
@@ -242,3 +243,82 @@ def test_cli_bad_input_exits_2_and_writes_nothing(capsys: pytest.CaptureFixture[
     assert "bad.jsonl:1" in capsys.readouterr().err
     assert main(["evaluate", "--table", str(VF_TABLE), "--no-baselines", "-o", str(out)]) == 2
     assert not out.exists()
+
+
+def _edited_traces(tmp_path: Path, edit: Any) -> Path:
+    lines = []
+    for line in VF_TRACES.read_text().splitlines():
+        episode = json.loads(line)
+        edit(episode)
+        lines.append(json.dumps(episode))
+    path = tmp_path / "run" / "traces.jsonl"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_traces_recorded_on_another_pool_are_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    def other_pool(episode: dict[str, Any]) -> None:
+        for data in [episode["task"]["data"], *(t["task"]["data"] for t in episode["traces"])]:
+            data["valid_ids"] = ["gpt-5-mini", "o3"]
+
+    traces = _edited_traces(tmp_path, other_pool)
+    out = tmp_path / "rep"
+    assert main(["evaluate", "--table", str(VF_TABLE), "--traces", str(traces), "-o", str(out)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and f"{traces}:1: recorded on another pool (gpt-5-mini, o3)" in lines[0], lines
+    assert "give the --table the traces were recorded with" in lines[0] and not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("content", 5, "malformed trace: node 1: `content` is int, not text or a list of parts"),
+        ("nodes", {"a": 1}, "malformed trace: `nodes` is dict, not a list"),
+        ("score", "high", "malformed trace: reward 'routed_reward' has no numeric `score`"),
+        ("sampled", "yes", "malformed trace: node 1: `sampled` is str, not true/false"),
+        ("valid_ids", "o3", "malformed task row: `valid_ids` is str, not a list of model ids"),
+    ],
+)
+def test_malformed_trace_records_are_refused_not_counted(
+    tmp_path: Path, field: str, value: Any, problem: str
+) -> None:
+    table, _ = read_table(VF_TABLE)
+
+    def damage(episode: dict[str, Any]) -> None:
+        trace = episode["traces"][0]
+        if field == "nodes":
+            trace["nodes"] = value
+        elif field == "score":
+            trace["rewards"]["routed_reward"]["score"] = value
+        elif field == "valid_ids":
+            trace["task"]["data"]["valid_ids"] = value
+        else:
+            node = trace["nodes"][1]
+            (node["message"] if field == "content" else node)[field] = value
+
+    traces = _edited_traces(tmp_path, damage)
+    with pytest.raises(EvaluateError) as exc:
+        read_traces(traces, table.pool.ids, {t.instance_id for t in table.tasks})
+    assert str(exc.value) == f"{traces}:1: {problem}"
+
+
+def test_a_report_that_would_replace_an_input_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "rep"
+    out.mkdir()
+    traces = out / "report.json"  # a traces file that happens to be where the report goes
+    traces.write_bytes(VF_TRACES.read_bytes())
+    argv = ["evaluate", "--table", str(VF_TABLE), "--no-baselines", "--traces", str(traces), "-o", str(out)]
+    assert main(argv) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == [
+        f"router-train evaluate: error: {traces}: is also an input (--traces {traces}); "
+        "write the output somewhere else"
+    ], lines
+    assert traces.read_bytes() == VF_TRACES.read_bytes() and sorted(p.name for p in out.iterdir()) == [
+        "report.json"
+    ]

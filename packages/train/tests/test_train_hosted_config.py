@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -12,7 +10,6 @@ from installed_prime import no_installed_prime  # noqa: F401  (autouse: tests se
 from router_train.cli import main
 from router_train.hosted.config_files import (
     ConfigFileError,
-    dumps_config,
     load_config,
     loads_config,
     render_preset,
@@ -29,6 +26,7 @@ from router_train.hosted.presets import (
     TOOL_OUTPUT_TOKEN_BUDGET,
     preset_config,
 )
+from router_train.hosted.rl_config import SingleNodeDeploymentConfig
 
 SHIPPED = [shipped_path(name) for name in PRESET_NAMES]
 
@@ -90,6 +88,7 @@ def test_smoke_preset_is_small_and_keeps_the_recipe() -> None:
     assert smoke.orchestrator.batch_size < full.orchestrator.batch_size
     assert smoke.orchestrator.batch_size % smoke.orchestrator.group_size == 0
     assert smoke.trainer == full.trainer
+    assert isinstance(smoke.deployment, SingleNodeDeploymentConfig)
     assert smoke.deployment.num_train_gpus + smoke.deployment.num_infer_gpus == 2
 
 
@@ -168,22 +167,7 @@ def test_hub_id_rewrite_touches_only_the_env() -> None:
     assert restored == cfg
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("prime_rl") is None or importlib.util.find_spec("prime_rl.configs") is None,
-    reason="prime_rl.configs (prime-rl's config package, not on PyPI) is not installed",
-)
-@pytest.mark.parametrize("path", SHIPPED, ids=[p.name for p in SHIPPED])
-def test_shipped_configs_validate_with_prime_rl(path: Path) -> None:
-    from prime_rl.configs.rl import RLConfig as PrimeRLConfig  # pants: no-infer-dep
-
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    cfg = PrimeRLConfig.model_validate(data)
-    ours = load_config(path)
-    assert cfg.orchestrator.batch_size == ours.orchestrator.batch_size
-    assert cfg.trainer.optim.lr == ours.trainer.optim.lr
-    # The hub id form that a launch submits resolves to the same module.
-    pushed = tomllib.loads(dumps_config(ours.with_taskset_id(ENV_ID, "alice/router-frontier-rl")))
-    PrimeRLConfig.model_validate(pushed)
+# Loading every shipped file in prime-rl's real RLConfig: test_train_prime_rl_schema.py.
 
 
 def test_bad_files_name_the_file(tmp_path: Path) -> None:
@@ -211,3 +195,15 @@ def test_config_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert out.read_text(encoding="utf-8") == render_preset("full")
     assert main(["config", "--check"]) == 0
     assert main(["config"]) == 2
+
+
+@pytest.mark.parametrize("field", ["unsafe_bare_subprocess", "allow_unsandboxed", "repos_dir"])
+def test_training_configs_cannot_run_the_agent_outside_a_sandbox(field: str) -> None:
+    """The hosted env arguments have no local-mode field: a training config cannot ask for the local
+    subprocess runtime's agent, let alone its bare (unsandboxed) variant (docs/security.md)."""
+    from pydantic import ValidationError
+
+    from router_train.hosted.rl_config import TasksetArgs
+
+    with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
+        TasksetArgs.model_validate({"id": "router-frontier-rl", "repo_access": True, field: True})

@@ -16,17 +16,16 @@ import router_oracle
 from router_train.cli import main
 from router_train.hosted import prime_ready
 from router_train.hosted.config_files import load_config, render_preset, shipped_path
-from router_train.hosted.launch import (
-    EXIT_BAD_INPUT,
-    EXIT_NO_PRIME,
-    EXIT_NO_RUN_ID,
-    EXIT_NOT_LOGGED_IN,
-    launch,
-)
+from router_train.hosted.errors import BadLaunchInput, NoRunId, NotLoggedIn, ToolNotFound
 from router_train.hosted.prime_tool import parse_pushed_slug, parse_run_id
 from router_train.hosted.runs import load_record
 from router_train.hosted.staging import ENV_DIST, ORACLE_DIST, dir_source
+from router_train.launch_cli import launch_status
 
+EXIT_BAD_INPUT = BadLaunchInput.exit_code
+EXIT_NO_PRIME = ToolNotFound.exit_code
+EXIT_NO_RUN_ID = NoRunId.exit_code
+EXIT_NOT_LOGGED_IN = NotLoggedIn.exit_code
 RUN_ID = "cmi8x2k4p0007l3ab9c2d1efg"
 SOURCES = (
     dir_source(Path(router_frontier_rl.__file__).resolve().parent.parent, ENV_DIST),
@@ -49,6 +48,9 @@ FAKE_PRIME = textwrap.dedent(
         print("│ Current Environment       │ production                       │")
         print(f"│ API Key                   │ {key:<32} │")
         print("│ Team                      │ Personal Account                 │")
+        sys.exit(0)
+    if args == ["whoami"]:
+        print("│ User ID  │ user_123 │")
         sys.exit(0)
     if args[:2] == ["env", "push"]:
         stage = args[args.index("-p") + 1]
@@ -111,7 +113,7 @@ def _launch(tmp_path: Path, **kw: object) -> int:
         "version": "0.1.0",
         "now": lambda: STARTED,
     }
-    return launch("smoke", **(defaults | kw))  # type: ignore[arg-type]
+    return launch_status("smoke", **(defaults | kw))
 
 
 def test_successful_launch_records_the_run_id(
@@ -126,6 +128,7 @@ def test_successful_launch_records_the_run_id(
     submitted = tmp_path / "runs" / f"{STEM}.toml"
     assert calls == [
         ["config", "view"],
+        ["whoami"],
         ["env", "push", "-p", str(tmp_path / "stage")],
         ["train", str(submitted), "-y"],
     ]
@@ -165,7 +168,7 @@ def test_dry_run_without_prime_or_builds_still_shows_the_plan(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    code = launch("full", dry_run=True, dist_dir=tmp_path / "dist", runs_dir=tmp_path / "runs")
+    code = launch_status("full", dry_run=True, dist_dir=tmp_path / "dist", runs_dir=tmp_path / "runs")
     out = capsys.readouterr().out
     assert code == EXIT_NO_PRIME  # what the launch would exit with: it looks for prime first
     assert f"a launch would exit {EXIT_NO_PRIME}" in out
@@ -219,9 +222,9 @@ def test_prime_ready_when_logged_in(fake_prime: Path) -> None:
 
 @pytest.mark.parametrize(
     ("mode", "code", "status", "calls"),
-    [("push_fails", 1, "push_failed", 2), ("train_fails", 7, "train_failed", 3)],
+    [("push_fails", 7, "push_failed", 3), ("train_fails", 8, "train_failed", 4)],
 )
-def test_failing_prime_propagates_its_exit_status(
+def test_failing_prime_exits_with_the_failed_steps_status(
     fake_prime: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -237,7 +240,7 @@ def test_failing_prime_propagates_its_exit_status(
     assert len(_calls(fake_prime)) == calls
     record = load_record(tmp_path / "runs" / f"{STEM}.json")
     assert (record.status, record.run_id) == (status, None)
-    assert record.commands[-1].returncode == code
+    assert record.commands[-1].returncode == {7: 1, 8: 7}[code]  # prime's own status, recorded
 
 
 def test_no_run_id_in_output_is_its_own_exit_status(
@@ -259,7 +262,9 @@ def test_bad_config_exits_2_before_running_prime(
 
 
 def test_missing_build_exits_2(fake_prime: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = launch("smoke", dist_dir=tmp_path / "dist", stage_dir=tmp_path / "s", runs_dir=tmp_path / "r")
+    code = launch_status(
+        "smoke", dist_dir=tmp_path / "dist", stage_dir=tmp_path / "s", runs_dir=tmp_path / "r"
+    )
     assert code == EXIT_BAD_INPUT
     assert "pants package" in capsys.readouterr().err
 
@@ -324,7 +329,7 @@ def test_dry_run_and_launch_agree_on_bad_dirs_and_versions(
     # the launch itself stops with the same status, after the login check and before any push
     assert _launch(tmp_path, **kw) == EXIT_BAD_INPUT
     assert message in capsys.readouterr().err
-    assert _calls(fake_prime) == [["config", "view"]]
+    assert _calls(fake_prime) == [["config", "view"], ["whoami"]]
     assert blocker.read_text() == "a file"
 
 

@@ -4,16 +4,8 @@ from __future__ import annotations
 
 from router_frontier_rl import bundled_table_path, score_route
 from router_frontier_rl.split import select_tasks
-from router_oracle.table import (
-    ModelOutcome,
-    OracleRule,
-    OracleTable,
-    Pool,
-    PoolModel,
-    RunOutcome,
-    TaskRecord,
-    load_table,
-)
+from router_oracle.table import ModelOutcome, OracleRule, OracleTable, Pool, PoolModel, RunOutcome, TaskRecord
+from router_oracle.table_check import load_table
 from router_oracle.tie_rule import pick_for_task
 from router_train.local import LocalTrainConfig, load_policy, train_local
 from router_train.local.trainer import fit_policy

@@ -27,9 +27,9 @@ from router_train.evaluate import (
     render_terminal,
     write_report,
 )
-from router_train.evaluate.metrics import frontier_position, single_model_points
 from router_train.evaluate.plot import _draw
 from router_train.evaluate.report import Evaluation
+from router_train.scoring.metrics import frontier_position, single_model_points
 
 
 @pytest.mark.parametrize("pool", ["default", "multi_run"])

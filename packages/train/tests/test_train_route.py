@@ -11,14 +11,15 @@ import pytest
 
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
-from router_oracle.table import dumps_table, load_table
+from router_oracle.table import dumps_table
+from router_oracle.table_check import load_table
 from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig, load_any_pool_router, run_any_pool
 from router_train.cli import main
-from router_train.evaluate import baselines
 from router_train.evaluate.run import Source, _checkpoint
 from router_train.local import LocalTrainConfig, train_local
 from router_train.route import RouterSpec, RouteTask, bundled_tasks, issue_task, load_router
 from router_train.route.plan import id_filter
+from router_train.scoring import baselines
 
 NEW_ISSUES = [
     ("django/django", "QuerySet.bulk_update() crashes with a TypeError when a field is a JSONField."),

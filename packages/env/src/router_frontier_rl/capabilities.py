@@ -10,19 +10,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict
-
+from router_oracle.frozen_model import FrozenModel
 from router_oracle.table import Pool, TaskRecord
 
 MIN_GROUP_TASKS = 10
 """Smallest repo group worth a row: fewer tasks give noise, not a hint."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class ModelCapability(_Frozen):
+class ModelCapability(FrozenModel):
     """One pool model over the summarised tasks."""
 
     id: str
@@ -41,7 +36,7 @@ class ModelCapability(_Frozen):
     """Fraction of tasks that this model alone resolved at least once."""
 
 
-class GroupRates(_Frozen):
+class GroupRates(FrozenModel):
     """Per-model resolve rates on the tasks of one repository."""
 
     group: str
@@ -54,7 +49,7 @@ class GroupRates(_Frozen):
     """Fraction of the group's tasks each model id is the oracle for."""
 
 
-class CapabilitySummary(_Frozen):
+class CapabilitySummary(FrozenModel):
     """A pool's record on a set of tasks (the train split)."""
 
     n_tasks: int

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import verifiers.v1 as vf
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from router_oracle.frozen_model import FrozenModel
 
 DEFAULT_TURN_BUDGET = 10
 """Model turns per agentic episode, the final answer included: room for about eight read-only
@@ -14,10 +16,17 @@ AGENT_TIMEOUT_S = 900.0
 `--env.agent.timeout.rollout` overrides it."""
 
 UNSANDBOXED_REFUSAL = (
-    "repo_access with repos_dir runs the agent's shell on this machine with the subprocess runtime: "
-    "no sandbox, so it can read every file here, the oracle table and the outcomes it is scored on "
-    "included. Set allow_unsandboxed = true to accept that (development only), or unset repos_dir "
-    "and use a container runtime (docker, prime), where each task runs in its SWE-bench image."
+    "repo_access with repos_dir runs the agent on this machine (the subprocess runtime), each of its "
+    "shell commands under bubblewrap (read-only repository, no network, no environment, no host files: "
+    "not the oracle table it is scored on; see docs/security.md). Set allow_unsandboxed = true to "
+    "accept that, or unset repos_dir and use a container runtime (docker, prime), where each task runs "
+    "in its SWE-bench image."
+)
+
+BARE_SUBPROCESS_WARNING = (
+    "unsafe_bare_subprocess = true: the agent's shell runs as a bare host process, no sandbox: it can "
+    "read every file here (the oracle table it is scored on included), the environment's variables and "
+    "the network. For debugging the harness only; never train this way."
 )
 
 
@@ -25,10 +34,8 @@ class RepoAccessError(RuntimeError):
     """An agentic episode that cannot run as configured: the message says why and what to change."""
 
 
-class RepoAccess(BaseModel):
+class RepoAccess(FrozenModel):
     """A task's agentic-episode settings (`RouteData.repo_access`); absent on a single-turn task."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     turn_budget: int = Field(ge=1)
     """Model turns the agent may take, its final answer included; the episode stops there."""
@@ -38,7 +45,9 @@ class RepoAccess(BaseModel):
     base_commit: str | None = None
     """Local mode: the commit the task starts from, from the tasks file (None when it has none)."""
     unsandboxed: bool = False
-    """Local mode: the user accepted that the agent's shell runs unsandboxed on this machine."""
+    """Local mode: the user accepted that the agent runs on this machine (its commands under bubblewrap)."""
+    bare_subprocess: bool = False
+    """Local mode: the user's separate, loud opt-in to run the agent's commands with no sandbox at all."""
 
 
 def tool_calls(trace: vf.Trace) -> int:

@@ -17,10 +17,17 @@ DEFAULT_WEIGHTS = (1.0, 0.0, 0.0, 0.0, 0.0)
 """Only `routed_reward` counts towards the reward by default; the other four are reported."""
 
 
+MAX_WEIGHT = 1e6
+"""Largest magnitude of a reward weight (and of the env's `exploration_cost`): far beyond any useful
+weighting, and small enough that a weighted sum of the signals can never overflow to infinity (a weight
+of 1e308 did, turning rewards into inf/NaN)."""
+
+
 def check_weights(weights: Sequence[float]) -> tuple[float, ...]:
     """The one check of reward weights (the env's `weights`, `router-train local`'s `--reward-weights`):
-    one finite number per name of `REWARD_NAMES`. A NaN or infinite weight makes every reward NaN, which
-    a trainer would follow silently; raises ValueError naming the first bad weight."""
+    one finite number per name of `REWARD_NAMES`, of magnitude at most MAX_WEIGHT. A NaN, infinite or
+    overflowing weight makes rewards NaN, which a trainer would follow silently; raises ValueError
+    naming the first bad weight."""
     if len(weights) != len(REWARD_NAMES):
         raise ValueError(
             f"weights must be {len(REWARD_NAMES)} numbers for {list(REWARD_NAMES)}, got {len(weights)}"
@@ -28,6 +35,8 @@ def check_weights(weights: Sequence[float]) -> tuple[float, ...]:
     for name, w in zip(REWARD_NAMES, weights, strict=True):
         if not math.isfinite(w):
             raise ValueError(f"weights must be finite numbers: the weight of {name} is {w}")
+        if abs(w) > MAX_WEIGHT:
+            raise ValueError(f"weights must be within ±{MAX_WEIGHT:g}: the weight of {name} is {w:g}")
     return tuple(float(w) for w in weights)
 
 

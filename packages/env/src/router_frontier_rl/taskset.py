@@ -7,6 +7,7 @@ the task's repository, read-only, before it answers (see `repo_access` and `repo
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -19,12 +20,13 @@ from verifiers.v1.harnesses.bash import BashHarness, BashHarnessConfig
 from verifiers.v1.harnesses.null import NullHarness
 from verifiers.v1.runtimes import ProgramResult
 
-from router_frontier_rl.any_pool import AnyPoolSpec, any_pool_episodes
+from router_frontier_rl.any_pool import AnyPoolSpec, any_pool_episodes, check_spec
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.capabilities import summarize
 from router_frontier_rl.prompt import agentic_system_prompt, messages, system_prompt
 from router_frontier_rl.repo_access import (
     AGENT_TIMEOUT_S,
+    BARE_SUBPROCESS_WARNING,
     DEFAULT_TURN_BUDGET,
     UNSANDBOXED_REFUSAL,
     RepoAccess,
@@ -35,16 +37,19 @@ from router_frontier_rl.repo_access import (
 from router_frontier_rl.repo_checkout import base_commits, check_out, find_checkout
 from router_frontier_rl.rewards import (
     DEFAULT_WEIGHTS,
+    MAX_WEIGHT,
     REWARD_NAMES,
     RouteScores,
     check_weights,
     score_completion,
 )
+from router_frontier_rl.sandbox import SandboxError, check_bwrap_works, sandboxed_path
 from router_frontier_rl.split import SplitName, check_upsample, select_tasks
 from router_frontier_rl.swebench_image import WORKDIR, swebench_image
 from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.derive import CandidateIndex
-from router_oracle.table import OracleTable, TaskRecord, load_table
+from router_oracle.table import OracleTable, TaskRecord
+from router_oracle.table_check import load_table
 
 
 class RouteData(vf.TaskData):
@@ -86,6 +91,19 @@ class RouteTask(vf.Task[RouteData]):
         local = runtime.type == "subprocess"
         if local and not access.unsandboxed:
             raise RepoAccessError(UNSANDBOXED_REFUSAL)
+        if local and not access.bare_subprocess:
+            harness = trace.agent.config.harness if trace.agent else None
+            if harness is not None and harness.id == "bash":
+                # verifiers' own bash harness would run the agent's commands unconfined: only the
+                # package's harness puts them under bubblewrap (RouterHarness.launch).
+                raise RepoAccessError(
+                    "on the subprocess runtime the agent's commands run under bubblewrap through the "
+                    "package's default harness: leave --env.agent.harness.id unset (not bash)"
+                )
+            try:
+                check_bwrap_works()
+            except SandboxError as exc:
+                raise RepoAccessError(str(exc)) from exc
         if access.repos_dir is None:
             return
         if not local:
@@ -171,7 +189,7 @@ class RouterConfig(vf.TasksetConfig):
     turn_budget: int = Field(default=DEFAULT_TURN_BUDGET, ge=1)
     """repo_access: model turns per episode, the final answer included; running out of turns without
     a route scores as no valid route (-1)."""
-    exploration_cost: float = Field(default=0.0, ge=0)
+    exploration_cost: float = Field(default=0.0, ge=0, le=MAX_WEIGHT, allow_inf_nan=False)
     """repo_access: reward taken off per tool call (the weight of the `exploration_cost` signal,
     which is minus the episode's tool calls)."""
     repos_dir: Path | None = None
@@ -182,8 +200,14 @@ class RouterConfig(vf.TasksetConfig):
     """repos_dir: the SWE-bench task file (JSONL, optionally gzipped, with `instance_id`, `repo`,
     `base_commit`) giving each task's base_commit; unset: the bundled SWE-bench Verified file."""
     allow_unsandboxed: bool = False
-    """repos_dir: accept that the agent's shell runs unsandboxed on this machine, where it can read
-    every file, the oracle table included (development only)."""
+    """repos_dir: accept that the agent runs on this machine (the subprocess runtime). Each of its shell
+    commands runs under bubblewrap: the repository read-only, no network, a cleared environment, a
+    private /tmp, no host files beyond the system's programs (docs/security.md); `bwrap` must be
+    installed."""
+    unsafe_bare_subprocess: bool = False
+    """repos_dir, with allow_unsandboxed: drop the bubblewrap sandbox and run the agent's commands as
+    bare host processes, which can read everything here, the oracle table included (debugging the
+    harness only; the training presets have no such field)."""
 
     @model_validator(mode="after")
     def _check_repo_access(self) -> Self:
@@ -194,13 +218,20 @@ class RouterConfig(vf.TasksetConfig):
                 raise ValueError(f"{', '.join(changed)}: only with repo_access = true")
             return self
         if self.repos_dir is None:
-            if self.tasks_path is not None or self.allow_unsandboxed:
+            if self.tasks_path is not None or self.allow_unsandboxed or self.unsafe_bare_subprocess:
                 raise ValueError("tasks_path and allow_unsandboxed only apply with repos_dir")
         else:
             if not self.allow_unsandboxed:
                 raise ValueError(UNSANDBOXED_REFUSAL)
             if not self.repos_dir.is_dir():
                 raise ValueError(f"repos_dir {self.repos_dir}: not a directory")
+            if self.unsafe_bare_subprocess:
+                warnings.warn(BARE_SUBPROCESS_WARNING, stacklevel=2)
+            else:
+                try:  # no bwrap, or a kernel refusing its namespaces: one config error, before any episode
+                    check_bwrap_works()
+                except SandboxError as exc:
+                    raise ValueError(str(exc)) from exc
         # Only agentic configs carry this weight, so single-turn configs stay exactly as they were.
         spec = self.task.rewards.get("exploration_cost") or vf.RewardFunctionConfig()
         self.task.rewards["exploration_cost"] = spec.model_copy(update={"weight": self.exploration_cost})
@@ -226,6 +257,15 @@ class RouterConfig(vf.TasksetConfig):
         # one line naming the file (vf-eval prints it as a config error, not a traceback). ~40 ms.
         if path is not None:
             load_table(path)
+        return path
+
+    @field_validator("tasks_path")
+    @classmethod
+    def _tasks_load(cls, path: Path | None) -> Path | None:
+        # Read at config time like table_path: a missing or damaged (e.g. corrupt .gz) file is one
+        # config error naming the argument and the file, not a traceback at load().
+        if path is not None:
+            base_commits(path)
         return path
 
     @model_validator(mode="after")
@@ -259,10 +299,25 @@ class RouterConfig(vf.TasksetConfig):
             raise ValueError("upsample does not apply with pool_size: oracle labels vary with the pool")
         elif self.repo_access:
             raise ValueError("repo_access and pool_size are not combined yet: use one or the other")
+        else:
+            # The candidates table and what no pool can satisfy (pool_size larger than the candidates,
+            # unknown held_out_models) are config errors naming the argument, not errors at load().
+            try:
+                index = CandidateIndex.load(str(self.candidates_path or BUNDLED_CANDIDATES))
+            except ValueError as exc:  # CandidatesError: the file, one line
+                raise ValueError(f"candidates_path: {exc}") from None
+            check_spec(index, AnyPoolSpec(self.pool_size, self.pool_seed, tuple(self.held_out_models)))
         return self
 
 
-_AGENTIC_ARGS = ("turn_budget", "exploration_cost", "repos_dir", "tasks_path", "allow_unsandboxed")
+_AGENTIC_ARGS = (
+    "turn_budget",
+    "exploration_cost",
+    "repos_dir",
+    "tasks_path",
+    "allow_unsandboxed",
+    "unsafe_bare_subprocess",
+)
 """RouterConfig fields that only mean something with `repo_access`."""
 
 
@@ -314,10 +369,29 @@ class RouterHarness(NullHarness):
         data: vf.TaskData,
         tool_interception_url: str | None = None,
     ) -> ProgramResult:
-        args = (ctx, trace, runtime, endpoint, secret, mcp_urls, data)
-        if getattr(data, "repo_access", None) is None:
+        access: RepoAccess | None = getattr(data, "repo_access", None)
+        if access is None:
+            args = (ctx, trace, runtime, endpoint, secret, mcp_urls, data)
             return await super().launch(*args, tool_interception_url=tool_interception_url)
-        return await self.bash().launch(*args, tool_interception_url=tool_interception_url)
+        bash = self.bash()
+        if runtime.type != "subprocess" or access.bare_subprocess:
+            args = (ctx, trace, runtime, endpoint, secret, mcp_urls, data)
+            return await bash.launch(*args, tool_interception_url=tool_interception_url)
+        workdir = getattr(runtime, "workdir", None)
+        if workdir is None:  # never run the agent's commands unconfined for want of a directory
+            raise RepoAccessError("the subprocess runtime has no working directory to confine the agent to")
+        # Local mode: the chat program finds `bash` on PATH for every command the model runs; the first
+        # `bash` on this PATH runs it under bubblewrap (see `sandbox`). A harness env that sets PATH
+        # would bypass that, so it is refused.
+        if "PATH" in bash.config.resolved_env:
+            raise RepoAccessError(
+                "repo_access on the subprocess runtime sets the agent's PATH itself: unset "
+                "PATH in the harness env"
+            )
+        with sandboxed_path(Path(workdir)) as path:
+            view = runtime.with_env({**runtime.env, "PATH": path})
+            args = (ctx, trace, view, endpoint, secret, mcp_urls, data)
+            return await bash.launch(*args, tool_interception_url=tool_interception_url)
 
 
 class RouterTaskset(vf.Taskset[RouteTask, RouterConfig]):
@@ -355,6 +429,7 @@ class RouterTaskset(vf.Taskset[RouteTask, RouterConfig]):
                 repos_dir=repos_dir,
                 base_commit=commits.get(t.instance_id),
                 unsandboxed=cfg.allow_unsandboxed,
+                bare_subprocess=cfg.unsafe_bare_subprocess,
             )
             return {"repo_access": access, "timeout": vf.TaskTimeout(agent=AGENT_TIMEOUT_S)}
 

@@ -2,7 +2,7 @@
 
 Import from the submodules (this file imports nothing, so `router_oracle.table` stays light):
 - `build.build_table(...)`, `build.build_default_table()`  -> `table.OracleTable`
-- `table`: the schema, `load_table / loads_table / write_table / dumps_table`
+- `table`: the schema, `write_table / dumps_table`; `table_check`: `check_table`, `load_table / loads_table`
 - `tie_rule.pick_oracle / pick_for_task`: the one definition of the oracle rule
 - `candidates`: the candidates table (every usable leaderboard run per task, grouped into models by
   `leaderboard_models`), `candidates_build.build_candidates(...)`; `derive.CandidateIndex` /

@@ -1,6 +1,9 @@
 """The one atomic write of the project: a crash, an error or Ctrl-C never leaves a half-written output.
 
 - `write_bytes_atomic` / `write_text_atomic`: one file, written beside its place and renamed over it.
+  `output_file` is the one rule for special paths: a symlink is written through (atomically, at its
+  target); a FIFO, device, socket or directory is refused and left alone.
+- `refuse_inputs_as_outputs`: the one check that no output of a command is one of its inputs.
 - `publish_directory`: a command's whole set of files, written into a fresh sibling directory and
   swapped in as one (`router-train local`, `router-train evaluate`): a reader sees the previous set or
   the new one, never a mix. On Linux the swap is one `renameat2(RENAME_EXCHANGE)`; elsewhere, or on a
@@ -23,6 +26,7 @@ import errno
 import functools
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Collection, Iterator
 from pathlib import Path
@@ -63,15 +67,64 @@ def _check_parent(path: Path, shown: str) -> None:
         raise OutputPathError(f"{shown}: cannot create its directory {path.parent}: {_reason(exc)}") from exc
 
 
+_SPECIAL_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
 def output_file(path: str | os.PathLike[str]) -> Path:
-    """`path` checked as a place for an output file: not empty, not a directory, under no file."""
+    """`path` checked as a place for an output file; returns where the file is actually written.
+
+    The one rule for special output paths (every command that writes a file goes through here):
+    a symlink is written through, atomically at its final target (the link stays a link); a FIFO,
+    a device, a socket or a directory (at `path` or at the link's target) is refused with an
+    `OutputPathError` and left alone, so `-o /dev/full` never replaces the system's device."""
     shown = os.fspath(path)
     if not shown:
         raise OutputPathError("empty output path: give a file name")
     p = Path(path)
-    if p.is_dir():
+    if p.is_symlink():
+        p = Path(os.path.realpath(p))  # a dangling link's target is created
+    try:
+        mode = os.stat(p).st_mode
+    except OSError:
+        return p  # nothing there yet (or an unreadable parent: the write names it)
+    if stat.S_ISDIR(mode):
         raise OutputPathError(f"{shown}: is a directory; give a file name")
+    for is_kind, kind in _SPECIAL_KINDS:
+        if is_kind(mode):
+            where = "" if p == Path(path) else f" (the target of the link, {p})"
+            raise OutputPathError(f"{shown}: is {kind}{where}, not a regular file; give a file name")
     return p
+
+
+def _identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def refuse_inputs_as_outputs(
+    outputs: Collection[str | os.PathLike[str]], inputs: Collection[tuple[str, str | os.PathLike[str] | None]]
+) -> None:
+    """Refuse a command whose output would replace one of its own inputs: `inputs` are (what, path)
+    pairs (`what` is the flag or argument, e.g. `--tasks`), None paths skipped. The same file by any
+    name (a relative or absolute path, a symlink, a hard link) counts. Checked before any work."""
+    for out in outputs:
+        target = _identity(out)
+        if target is None:
+            continue
+        for what, given in inputs:
+            if given is not None and _identity(given) == target:
+                raise OutputPathError(
+                    f"{os.fspath(out)}: is also an input ({what} {os.fspath(given)}); "
+                    "write the output somewhere else"
+                )
 
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:

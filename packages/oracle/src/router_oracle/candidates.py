@@ -19,12 +19,14 @@ import os
 from pathlib import Path
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from router_oracle.atomic_file import write_text_atomic
 from router_oracle.data_files import DATA_DIR
 from router_oracle.errors import OracleInputError
+from router_oracle.frozen_model import FrozenModel
 from router_oracle.table import MODEL_ID_PATTERN, PoolModel, SourceFile
+from router_oracle.validation_message import one_line
 
 CANDIDATES_SCHEMA_VERSION: Final = 1
 """Bumped on any change that an older reader would misinterpret."""
@@ -40,11 +42,7 @@ class CandidatesError(OracleInputError):
     """A candidates file that cannot be read, or a request it cannot serve: the message names the file."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class CandidateRun(_Strict):
+class CandidateRun(FrozenModel):
     """One leaderboard run of a candidate model, as the leaderboard describes it."""
 
     run: str
@@ -63,7 +61,7 @@ class CandidateRun(_Strict):
     """The entry's headline resolve rate, percent."""
 
 
-class CandidateModel(_Strict):
+class CandidateModel(FrozenModel):
     """One candidate model: runs of the same base model at the same reasoning effort."""
 
     id: str = Field(pattern=MODEL_ID_PATTERN)
@@ -85,7 +83,7 @@ class CandidateModel(_Strict):
         return PoolModel(id=self.id, name=self.name, runs=[r.run for r in self.runs])
 
 
-class ExcludedRun(_Strict):
+class ExcludedRun(FrozenModel):
     """A leaderboard run that is not a candidate, and why."""
 
     run: str
@@ -96,7 +94,7 @@ class ExcludedRun(_Strict):
     """Why it is left out (no per-task data, missing tasks, broken per-task flags)."""
 
 
-class CandidateTask(_Strict):
+class CandidateTask(FrozenModel):
     """One task: what a router sees, and the outcome of every candidate run on it."""
 
     instance_id: str
@@ -121,7 +119,7 @@ class CandidateTask(_Strict):
         return v
 
 
-class CandidatesTable(_Strict):
+class CandidatesTable(FrozenModel):
     """Header (models, exclusions, provenance) and one row of run outcomes per task."""
 
     schema_version: Literal[1] = CANDIDATES_SCHEMA_VERSION
@@ -202,7 +200,7 @@ def loads_candidates(text: str, *, origin: str = "<string>") -> CandidatesTable:
         return CandidatesTable.model_validate_json(text)
     except ValidationError as exc:
         raise CandidatesError(
-            f"{origin}: not a valid candidates table (schema v{CANDIDATES_SCHEMA_VERSION}): {exc}"
+            f"{origin}: not a valid candidates table (schema v{CANDIDATES_SCHEMA_VERSION}): {one_line(exc)}"
         ) from exc
 
 

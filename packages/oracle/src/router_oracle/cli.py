@@ -19,16 +19,18 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from router_oracle.atomic_file import OutputPathError
+from router_oracle.atomic_file import refuse_inputs_as_outputs
 from router_oracle.build import BUNDLED, build_table
-from router_oracle.candidates import BUNDLED_CANDIDATES
-from router_oracle.errors import OracleInputError
+from router_oracle.candidates import BUNDLED_CANDIDATES, candidates_path, load_candidates
+from router_oracle.candidates_build import build_candidates
+from router_oracle.cli_runner import run_cli
+from router_oracle.data_files import leaderboard_path, tasks_path
+from router_oracle.derive import DEFAULT_POOL_NAME, CandidateIndex
 from router_oracle.noise import METHOD
-from router_oracle.stats import compute_stats, format_stats, stats_json
-from router_oracle.table import TableError, load_table, write_table
-
-EXIT_BAD_INPUT = 2
-EXIT_INTERRUPTED = 130
+from router_oracle.pool_file import resolve_pool_spec
+from router_oracle.stats import compute_stats, format_models, format_stats, stats_json
+from router_oracle.table import write_table
+from router_oracle.table_check import load_table
 
 
 class _RunSource(argparse.Action):
@@ -153,9 +155,25 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _derive(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from router_oracle.derive import DEFAULT_POOL_NAME, CandidateIndex
+def _inputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    """Every file a `build` or `candidates` run reads, by flag (bundled names as their files)."""
 
+    def board(spec: str) -> str:
+        return str(leaderboard_path()) if spec == BUNDLED else spec
+
+    out: list[tuple[str, str | None]] = [("--tasks", args.tasks or str(tasks_path()))]
+    out += [("--leaderboard", board(b)) for b in args.leaderboard or [BUNDLED]]
+    for name in ("pool", "from_candidates"):
+        value = getattr(args, name, None)
+        if value is not None:
+            path = resolve_pool_spec(value) if name == "pool" else candidates_path(value)
+            out.append((f"--{name.replace('_', '-')}", str(path)))
+    out += [(flag, path) for flag, path, _ in getattr(args, "run_sources", [])]
+    out += [("--long-table", path) for path in getattr(args, "long_table", [])]
+    return out
+
+
+def _derive(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     given = [
         flag
         for flag, value in (
@@ -213,8 +231,6 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _candidates(args: argparse.Namespace) -> int:
-    from router_oracle.candidates_build import build_candidates
-
     table = build_candidates(args.leaderboard or [BUNDLED], tasks=args.tasks, output=args.output)
     print(
         f"wrote {args.output}: {len(table.models)} models from {len(table.runs)} runs, "
@@ -226,34 +242,27 @@ def _candidates(args: argparse.Namespace) -> int:
 
 
 def _models(args: argparse.Namespace) -> int:
-    from router_oracle.candidates import load_candidates
-    from router_oracle.stats import format_models
-
     sys.stdout.write(format_models(load_candidates(args.candidates)))
     return 0
+
+
+def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if args.command in ("build", "candidates"):
+        # Before any work: an output that is one of the inputs would silently replace it.
+        refuse_inputs_as_outputs([args.output], _inputs(args))
+    if args.command == "build":
+        return _build(args, parser)
+    if args.command == "candidates":
+        return _candidates(args)
+    if args.command == "models":
+        return _models(args)
+    return _stats(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    try:
-        if args.command == "build":
-            return _build(args, parser)
-        if args.command == "candidates":
-            return _candidates(args)
-        if args.command == "models":
-            return _models(args)
-        return _stats(args)
-    except (OracleInputError, TableError, OutputPathError) as exc:
-        print(f"router-oracle: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except OSError as exc:  # a file the command was pointed at cannot be used
-        reason = exc.strerror or str(exc)
-        print(f"router-oracle: error: {f'{exc.filename}: ' if exc.filename else ''}{reason}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("router-oracle: interrupted; no output written", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    return run_cli(lambda: _run(args, parser), prog="router-oracle", error_prefix="error: ")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from router_oracle.table import (
     SourceFile,
     TaskRecord,
 )
+from router_oracle.table_check import check_table
 
 IN_MEMORY = "(in memory)"
 """The label of a candidates table that was not read from a file (its sha256 still pins it)."""
@@ -147,8 +148,6 @@ class CandidateIndex:
     ) -> OracleTable:
         """The oracle table of the pool `model_ids` over every task, with its provenance; checked as every
         table is (`table_check`: a pool of one model, for one, is refused)."""
-        from router_oracle.table_check import check_table
-
         pool = self.pool(model_ids, name=pool_name)
         path = self.label if self.label != BUNDLED_CANDIDATES else display_path(candidates_path(self.label))
         table = OracleTable(

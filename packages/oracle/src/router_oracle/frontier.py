@@ -12,8 +12,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-EPS = 1e-6
-"""Tolerance in USD and in rate: report numbers are rounded to 6 decimals, so closer points are equal."""
+from router_oracle.report_numbers import EPS
 
 
 class ModelPoint(BaseModel):

@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from router_oracle.errors import OracleInputError
 from router_oracle.frontier import ModelPoint, best_mix_at_cost
+from router_oracle.frozen_model import FrozenModel
+from router_oracle.report_numbers import rounded
 from router_oracle.run_agreement import (
     MeasuredModel,
     MeasuredSource,
@@ -73,14 +73,6 @@ UNMEASURED = (
     "noise is not measured (add a second run of a model to measure it)"
 )
 """What `NoiseEstimate.unavailable` says when no model was measured twice."""
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def _round(x: float) -> float:
-    return round(x, 6) + 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +142,7 @@ def noise_only_pool(classes: Sequence[SuccessClasses], runs: Sequence[int]) -> t
     return math.fsum(oracle), math.fsum(best)
 
 
-class PoolModelNoise(_Frozen):
+class PoolModelNoise(FrozenModel):
     """Where one pool model's disagreement comes from, and the values the estimate used."""
 
     id: str
@@ -171,7 +163,7 @@ class PoolModelNoise(_Frozen):
     """Disagreement used for the upper figure: the measured model's whole disagreement, capped."""
 
 
-class NoiseFigures(_Frozen):
+class NoiseFigures(FrozenModel):
     """The noise-only pool under one reading of the disagreement."""
 
     noise_points: float
@@ -182,7 +174,7 @@ class NoiseFigures(_Frozen):
     """Resolve rate of routing each task to its model most likely to solve it (no luck)."""
 
 
-class NoiseEstimate(_Frozen):
+class NoiseEstimate(FrozenModel):
     """The oracle's headroom above the mix on some tasks, and the part rollout noise alone would give."""
 
     tasks: int
@@ -247,14 +239,14 @@ def _match(runs: list[str], rate: float, measured: Sequence[MeasuredModel]) -> t
 def _figures(rates: Sequence[float], ds: Sequence[float], runs: Sequence[int]) -> NoiseFigures:
     oracle, best = noise_only_pool([fit_classes(r, d) for r, d in zip(rates, ds, strict=True)], runs)
     return NoiseFigures(
-        noise_points=_round(100 * (oracle - best)),
-        oracle_resolve_rate=_round(oracle),
-        best_resolve_rate=_round(best),
+        noise_points=rounded(100 * (oracle - best)),
+        oracle_resolve_rate=rounded(oracle),
+        best_resolve_rate=rounded(best),
     )
 
 
 def _cap(d: float, r: float) -> float:
-    return _round(min(d, 2 * r * (1 - r)))
+    return rounded(min(d, 2 * r * (1 - r)))
 
 
 def estimate_noise(
@@ -287,7 +279,7 @@ def estimate_noise(
         models.append(
             PoolModelNoise(
                 id=pm.id,
-                resolve_rate=_round(p.resolved),
+                resolve_rate=rounded(p.resolved),
                 runs=len(pm.runs),
                 measured_as=ref.id,
                 measured_source=ref.source,
@@ -300,10 +292,10 @@ def estimate_noise(
     runs = [m.runs for m in models]
     return NoiseEstimate(
         tasks=n,
-        oracle_resolve_rate=_round(oracle_rate),
-        oracle_cost=_round(oracle_cost),
-        mix_resolve_rate=None if mix is None else _round(mix.resolved),
-        headroom_points=None if mix is None else _round(100 * (oracle_rate - mix.resolved)),
+        oracle_resolve_rate=rounded(oracle_rate),
+        oracle_cost=rounded(oracle_cost),
+        mix_resolve_rate=None if mix is None else rounded(mix.resolved),
+        headroom_points=None if mix is None else rounded(100 * (oracle_rate - mix.resolved)),
         unavailable=None if measured else UNMEASURED,
         measured=measured,
         models=models,

@@ -17,11 +17,11 @@ import math
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from router_oracle.build import build_table
 from router_oracle.data_files import leaderboard_path
 from router_oracle.file_hash import sha256_file
+from router_oracle.frozen_model import FrozenModel
+from router_oracle.report_numbers import rounded
 from router_oracle.table import OracleTable
 
 TWICE_RUN_POOL = "twice_run"
@@ -30,11 +30,7 @@ TWICE_RUN_POOL = "twice_run"
 MeasuredSource = Literal["table", "bundled"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RunPair(_Frozen):
+class RunPair(FrozenModel):
     """Two runs of one model compared on the same tasks."""
 
     run_a: str
@@ -55,7 +51,7 @@ class RunPair(_Frozen):
     """Share of the tasks at least one run resolved: the oracle of the two runs."""
 
 
-class MeasuredModel(_Frozen):
+class MeasuredModel(FrozenModel):
     """A model with two or more runs on the same tasks, and how much its runs disagree."""
 
     id: str
@@ -82,11 +78,6 @@ class MeasuredModel(_Frozen):
     left once a level shift is taken out, read as rollout noise."""
 
 
-def _round(x: float) -> float:
-    # Six decimals keep the JSON readable and byte-stable; -0.0 becomes 0.0.
-    return round(x, 6) + 0.0
-
-
 def compare_runs(run_a: str, run_b: str, a: Sequence[bool], b: Sequence[bool]) -> RunPair:
     """Compare two runs' resolved flags on the same tasks (same order)."""
     if len(a) != len(b) or not a:
@@ -97,12 +88,12 @@ def compare_runs(run_a: str, run_b: str, a: Sequence[bool], b: Sequence[bool]) -
     return RunPair(
         run_a=run_a,
         run_b=run_b,
-        resolved_a=_round(sum(a) / n),
-        resolved_b=_round(sum(b) / n),
+        resolved_a=rounded(sum(a) / n),
+        resolved_b=rounded(sum(b) / n),
         a_only=a_only,
         b_only=b_only,
-        disagreement=_round((a_only + b_only) / n),
-        either=_round(sum(x or y for x, y in zip(a, b, strict=True)) / n),
+        disagreement=rounded((a_only + b_only) / n),
+        either=rounded(sum(x or y for x, y in zip(a, b, strict=True)) / n),
     )
 
 
@@ -127,11 +118,11 @@ def measure_models(
                 source=source,
                 runs=list(m.runs),
                 tasks=n,
-                resolve_rate=_round(math.fsum(sum(f) for f in flags.values()) / (n * len(m.runs))),
+                resolve_rate=rounded(math.fsum(sum(f) for f in flags.values()) / (n * len(m.runs))),
                 pairs=pairs,
-                disagreement=_round(disagreement),
-                level_shift=_round(shift),
-                noise_disagreement=_round(disagreement - shift),
+                disagreement=rounded(disagreement),
+                level_shift=rounded(shift),
+                noise_disagreement=rounded(disagreement - shift),
             )
         )
     return measured

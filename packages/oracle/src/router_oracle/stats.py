@@ -10,19 +10,15 @@ from __future__ import annotations
 import json
 import math
 
-from pydantic import BaseModel, ConfigDict
-
 from router_oracle.candidates import CandidatesTable
+from router_oracle.derive import CandidateIndex
+from router_oracle.frozen_model import FrozenModel
 from router_oracle.noise import NoiseEstimate, estimate_noise, headroom_sentence
 from router_oracle.table import OracleTable
 from router_oracle.table_check import check_table
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ModelStats(_Frozen):
+class ModelStats(FrozenModel):
     """One pool model, as if the router always chose it."""
 
     id: str
@@ -39,7 +35,7 @@ class ModelStats(_Frozen):
     """Tasks on which this model is the oracle."""
 
 
-class OracleStats(_Frozen):
+class OracleStats(FrozenModel):
     """The oracle router: always the table's `oracle` model."""
 
     resolve_rate: float
@@ -50,7 +46,7 @@ class OracleStats(_Frozen):
     """Sum over tasks of the oracle model's mean cost, USD."""
 
 
-class TableStats(_Frozen):
+class TableStats(FrozenModel):
     """Everything `router-oracle stats` reports; its JSON is stable (fixed key order)."""
 
     pool: str
@@ -189,8 +185,6 @@ def format_noise(est: NoiseEstimate) -> list[str]:
 def format_models(candidates: CandidatesTable) -> str:
     """The candidate models of a candidates table, one line each (what `router-oracle models` prints):
     id, runs, resolve rate and total cost over all tasks (as an oracle table of that model would say)."""
-    from router_oracle.derive import CandidateIndex
-
     index = CandidateIndex(candidates)
     n = len(candidates.tasks)
     lines = [

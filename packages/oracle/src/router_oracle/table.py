@@ -9,21 +9,17 @@ from __future__ import annotations
 import json
 import math
 import os
-from pathlib import Path
 from typing import Final, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
-    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from router_oracle.atomic_file import write_text_atomic
-from router_oracle.validation_message import one_line
+from router_oracle.frozen_model import FrozenModel
 
 SCHEMA_VERSION: Final = 1
 """Bumped on any change that an older reader would misinterpret."""
@@ -36,10 +32,6 @@ class TableError(ValueError):
     """A table file that cannot be read: the message names the file and the problem."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
 def _finite(v: float | None, info: ValidationInfo) -> float | None:
     # `ge=0` lets infinity through; the rule's comparisons need finite numbers.
     if v is not None and not math.isfinite(v):
@@ -47,7 +39,7 @@ def _finite(v: float | None, info: ValidationInfo) -> float | None:
     return v
 
 
-class PoolModel(_Strict):
+class PoolModel(FrozenModel):
     """One candidate model of the pool."""
 
     id: str = Field(pattern=MODEL_ID_PATTERN)
@@ -62,7 +54,7 @@ class PoolModel(_Strict):
     _finite_price = field_validator("price")(_finite)
 
 
-class Pool(_Strict):
+class Pool(FrozenModel):
     """The candidate models a router chooses between, in the order they were listed."""
 
     name: str
@@ -87,7 +79,7 @@ class Pool(_Strict):
         return [m.id for m in self.models]
 
 
-class OracleRule(_Strict):
+class OracleRule(FrozenModel):
     """The exact oracle rule and its options, recorded in every table it built."""
 
     performance: Literal["resolve_rate"] = "resolve_rate"
@@ -98,7 +90,7 @@ class OracleRule(_Strict):
     """When performance and cost both tie: the lexicographically smallest model id wins."""
 
 
-class SourceFile(_Strict):
+class SourceFile(FrozenModel):
     """One input file that went into the table."""
 
     path: str
@@ -110,7 +102,7 @@ class SourceFile(_Strict):
     """Hex sha256 of the file's bytes."""
 
 
-class RunOutcome(_Strict):
+class RunOutcome(FrozenModel):
     """One rollout of one model on one task."""
 
     run: str
@@ -123,7 +115,7 @@ class RunOutcome(_Strict):
     _finite_cost = field_validator("cost")(_finite)
 
 
-class ModelOutcome(_Strict):
+class ModelOutcome(FrozenModel):
     """A model's measured outcome on one task, aggregated over its rollouts."""
 
     resolve_rate: float = Field(ge=0, le=1)
@@ -136,7 +128,7 @@ class ModelOutcome(_Strict):
     _finite_cost = field_validator("cost")(_finite)
 
 
-class TaskRecord(_Strict):
+class TaskRecord(FrozenModel):
     """One SWE-bench task: what the router sees, and the measured data behind its oracle."""
 
     instance_id: str
@@ -157,7 +149,7 @@ class TaskRecord(_Strict):
     """True when no model resolved the task in any run."""
 
 
-class OracleTable(_Strict):
+class OracleTable(FrozenModel):
     """A whole oracle table: header (pool, rule, provenance) and one record per task."""
 
     schema_version: Literal[1] = SCHEMA_VERSION
@@ -188,29 +180,3 @@ def dumps_table(table: OracleTable) -> str:
 def write_table(table: OracleTable, path: str | os.PathLike[str]) -> None:
     """Write atomically: a crash never leaves a half-written table at `path`."""
     write_text_atomic(path, dumps_table(table))
-
-
-def loads_table(text: str, *, origin: str = "<string>") -> OracleTable:
-    """Parse and check a table (`router_oracle.table_check`); errors name `origin`, task and problem."""
-    # Imported here: the check applies the tie rule, which imports this module.
-    from router_oracle.table_check import check_table
-
-    try:
-        table = OracleTable.model_validate_json(text)
-    except ValidationError as exc:
-        raise TableError(
-            f"{origin}: not a valid oracle table (schema v{SCHEMA_VERSION}): {one_line(exc)}"
-        ) from exc
-    check_table(table, origin=origin)
-    return table
-
-
-def load_table(path: str | os.PathLike[str]) -> OracleTable:
-    """Read, validate and check a table file (see `loads_table`); errors name the file."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TableError(f"{path}: cannot read oracle table: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise TableError(f"{path}: not a UTF-8 oracle table (byte {exc.start}: {exc.reason})") from exc
-    return loads_table(text, origin=str(path))

@@ -11,14 +11,21 @@ writes. The schema (`router_oracle.table`) checks each value; this checks the ta
 - the stored `oracle`, `best` and `all_failed` are what the tie rule (`router_oracle.tie_rule`, the
   same code that built them) gives for the task's own numbers.
 
-It lives apart from `table` because the rule imports the schema: `table` imports this module late.
+It lives apart from `table` because the rule imports the schema; so does reading a table file
+(`load_table` / `loads_table`), which runs the check.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+from pydantic import ValidationError
+
 from router_oracle.errors import OracleInputError
-from router_oracle.table import OracleTable, TableError
+from router_oracle.table import SCHEMA_VERSION, OracleTable, TableError
 from router_oracle.tie_rule import OraclePick, pick_for_task
+from router_oracle.validation_message import one_line
 
 MIN_POOL_MODELS = 2
 """A pool of one model leaves a router nothing to choose."""
@@ -67,3 +74,26 @@ def check_table(table: OracleTable, *, origin: str) -> list[OraclePick]:
             )
         picks.append(pick)
     return picks
+
+
+def loads_table(text: str, *, origin: str = "<string>") -> OracleTable:
+    """Parse and check a table (`check_table`); errors name `origin`, task and problem."""
+    try:
+        table = OracleTable.model_validate_json(text)
+    except ValidationError as exc:
+        raise TableError(
+            f"{origin}: not a valid oracle table (schema v{SCHEMA_VERSION}): {one_line(exc)}"
+        ) from exc
+    check_table(table, origin=origin)
+    return table
+
+
+def load_table(path: str | os.PathLike[str]) -> OracleTable:
+    """Read, validate and check a table file (see `loads_table`); errors name the file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TableError(f"{path}: cannot read oracle table: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise TableError(f"{path}: not a UTF-8 oracle table (byte {exc.start}: {exc.reason})") from exc
+    return loads_table(text, origin=str(path))

@@ -4,27 +4,18 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pydantic import ValidationError
-
-from router_train.cli_args import add_table_arguments, bad_input, given
-
-if TYPE_CHECKING:
-    from router_train.anypool import AnyPoolRunConfig
+from router_oracle.atomic_file import refuse_inputs_as_outputs
+from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig, format_anypool_summary, run_any_pool
+from router_train.anypool.run import CHECKPOINT_FILE, METRICS_FILE, SUMMARY_FILE
+from router_train.cli_args import add_table_arguments, config_flags, default_of, given, int_list
 
 DEFAULT_OUTPUT = Path("runs/local-anypool")
 
 
 def _ids(text: str) -> list[str]:
     return [i.strip() for i in text.split(",") if i.strip()]
-
-
-def _sizes(text: str) -> list[int]:
-    try:
-        return [int(v) for v in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
 def register(sub: Any) -> None:
@@ -36,7 +27,8 @@ def register(sub: Any) -> None:
             "features and the model's capability-summary entries (train split only), softmax over the "
             "drawn pool. Trains on the env's train tasks with pools drawn from the candidates table "
             "minus --held-out-models, then routes the env's any-pool eval episodes (held-out tasks, each "
-            "pool holding a held-out model). Writes checkpoint.json, metrics.jsonl and summary.json."
+            "pool holding a held-out model). Writes checkpoint.json, metrics.jsonl and summary.json to "
+            "--output-dir, all three at once (other files there are kept)."
         ),
     )
     add_table_arguments(p)
@@ -49,31 +41,49 @@ def register(sub: Any) -> None:
         help="candidate models kept out of training; every evaluation pool holds one "
         "(`router-oracle models` lists the ids)",
     )
+    size = default_of(AnyPoolRunConfig, "eval_pool_size")
     p.add_argument(
-        "--pool-size", dest="eval_pool_size", type=int, default=None, help="evaluation pool size (3)"
+        "--pool-size", dest="eval_pool_size", type=int, help=f"evaluation pool size (default {size})"
     )
-    p.add_argument("--pool-seed", type=int, default=None, help="seed of the evaluation pools (default 0)")
-    p.add_argument(
-        "--train-pool-sizes", type=_sizes, default=None, metavar="N,N", help="training pool sizes (2,3,4,5)"
-    )
-    p.add_argument("--pool-bank", type=int, default=None, help="distinct training pools (default 128)")
+    config_flags(p, AnyPoolRunConfig, [("--pool-seed", int, "seed of the evaluation pools")])
+    sizes = default_of(AnyPoolTrainConfig, "pool_sizes")
+    p.add_argument("--train-pool-sizes", type=int_list, metavar="N,N", help=f"training pool sizes ({sizes})")
+    config_flags(p, AnyPoolTrainConfig, [("--pool-bank", int, "distinct training pools")])
     p.add_argument("--output-dir", type=Path, default=DEFAULT_OUTPUT, help=f"default: {DEFAULT_OUTPUT}")
-    p.add_argument("--steps", type=int, default=None, help="GRPO steps (default 200)")
-    p.add_argument("--tasks-per-step", type=int, default=None, help="train tasks per step (default 64)")
-    p.add_argument("--samples-per-task", type=int, default=None, help="routes sampled per task (default 8)")
-    p.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 0.05)")
+    config_flags(
+        p,
+        AnyPoolTrainConfig,
+        [
+            ("--steps", int, "GRPO steps"),
+            ("--tasks-per-step", int, "train tasks per step"),
+            ("--samples-per-task", int, "routes sampled per task"),
+            ("--lr", float, "Adam learning rate"),
+            ("--weight-decay", float, "AdamW weight decay of the interactions"),
+            ("--seed", int, "pool bank / task order / sampling seed"),
+        ],
+    )
     p.add_argument(
-        "--seed", type=int, default=None, help="pool bank / task order / sampling seed (default 0)"
+        "--advantage",
+        choices=("mean", "std"),
+        default=None,
+        help="group advantage: reward - group mean (prime-rl's grpo; default) or also / group std",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
 
 def config_from_args(args: argparse.Namespace) -> AnyPoolRunConfig:
-    # Imported here: the trainer loads numpy, scikit-learn and the env, which `--help` does not need.
-    from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig
-
-    train = given(args, "steps", "tasks_per_step", "samples_per_task", "lr", "seed", "pool_bank")
+    train = given(
+        args,
+        "steps",
+        "tasks_per_step",
+        "samples_per_task",
+        "lr",
+        "weight_decay",
+        "advantage",
+        "seed",
+        "pool_bank",
+    )
     if args.train_pool_sizes is not None:
         train["pool_sizes"] = args.train_pool_sizes
     fields: dict[str, Any] = {"output_dir": args.output_dir, "table_path": args.table}
@@ -84,15 +94,12 @@ def config_from_args(args: argparse.Namespace) -> AnyPoolRunConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    from router_train.anypool import format_anypool_summary, run_any_pool
-
-    try:
-        cfg = config_from_args(args)
-        result = run_any_pool(cfg, progress=not args.quiet)
-    except ValidationError as exc:
-        return bad_input("local-anypool", f"invalid option: {exc}")
-    except ValueError as exc:  # AnyPoolError, CandidatesError, TableError: the message names the file
-        return bad_input("local-anypool", exc)
+    cfg = config_from_args(args)
+    refuse_inputs_as_outputs(
+        [Path(cfg.output_dir) / n for n in (CHECKPOINT_FILE, METRICS_FILE, SUMMARY_FILE)],
+        [("--table", args.table), ("--candidates", args.candidates)],
+    )
+    result = run_any_pool(cfg, progress=not args.quiet)  # AnyPoolError, CandidatesError, TableError: exit 2
     print(format_anypool_summary(result.summary))
     print(
         f"trained {cfg.train.steps} steps on {result.train_tasks} train tasks, pools from "

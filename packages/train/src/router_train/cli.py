@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from router_oracle.atomic_file import OutputPathError
+from router_oracle.cli_runner import run_cli
 from router_train import (
     anypool_cli,
     evaluate_anypool_cli,
@@ -21,7 +21,6 @@ from router_train import (
     route_cli,
     serve_cli,
 )
-from router_train.cli_args import EXIT_INTERRUPTED, bad_input
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,18 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        # Each register() sets `func` to a callable taking the parsed args and returning an exit code;
-        # bad input it recognises is already one line and exit 2. What escapes is handled once, here.
-        return int(args.func(args))
-    except OutputPathError as exc:
-        return bad_input(args.command, exc)
-    except OSError as exc:  # a file or directory the command was pointed at cannot be used
-        reason = exc.strerror or str(exc)
-        return bad_input(args.command, f"{exc.filename}: {reason}" if exc.filename else reason)
-    except KeyboardInterrupt:
-        print(f"router-train {args.command}: interrupted; no output written", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    # Each register() sets `func` (parsed args -> exit code; bad input raises) and may set `error_prefix`.
+    return run_cli(
+        lambda: args.func(args),
+        prog=f"router-train {args.command}",
+        error_prefix=getattr(args, "error_prefix", ""),
+    )
 
 
 if __name__ == "__main__":

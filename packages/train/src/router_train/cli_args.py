@@ -1,16 +1,13 @@
-"""What the subcommands share: the table and split options, and how bad input ends a command."""
+"""What the subcommands share: the table and split options (errors end a command in `cli_runner`)."""
 
 from __future__ import annotations
 
 import argparse
-import sys
+import os
 from pathlib import Path
 from typing import Any
 
-EXIT_BAD_INPUT = 2
-"""Bad input (a table, a file, a config, an option): the message is on stderr, no output was written."""
-EXIT_INTERRUPTED = 130
-"""Ctrl-C: one line on stderr; outputs are published whole or not at all, so none was half-written."""
+from pydantic import BaseModel
 
 
 def path_arg(text: str) -> Path:
@@ -39,7 +36,39 @@ def given(args: argparse.Namespace, *names: str) -> dict[str, Any]:
     return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
 
 
-def bad_input(command: str, message: object) -> int:
-    """Print `router-train COMMAND: MESSAGE` on stderr; the exit status of bad input."""
-    print(f"router-train {command}: {message}", file=sys.stderr)
-    return EXIT_BAD_INPUT
+def default_of(model: type[BaseModel], name: str) -> str:
+    """A config field's default as a flag's help shows it (`600`, `0.05`, `2,3,4,5`): the number is
+    stated once, in the config, never restated by hand."""
+    value = model.model_fields[name].get_default(call_default_factory=True)
+    values = value if isinstance(value, list | tuple) else [value]
+    return ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
+
+
+def int_list(text: str) -> list[int]:
+    """An argparse `type` for `N,N,...`."""
+    try:
+        return [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def add_report_arguments(p: argparse.ArgumentParser, jobs_help: str) -> None:
+    """`--jobs`, `--no-plot` and `-o/--output OUTDIR`: how an evaluation runs and where its report goes."""
+    p.add_argument("--jobs", type=int, default=None, help=f"{jobs_help} (default: the CPU count, at most 4)")
+    p.add_argument("--no-plot", action="store_true", help="skip the PNG")
+    p.add_argument("-o", "--output", type=path_arg, required=True, metavar="OUTDIR", help="report directory")
+
+
+def jobs_of(args: argparse.Namespace) -> int:
+    """`--jobs`, or the CPU count, at most 4."""
+    return int(args.jobs) if args.jobs is not None else min(os.cpu_count() or 1, 4)
+
+
+def config_flags(
+    p: argparse.ArgumentParser, model: type[BaseModel], flags: list[tuple[str, type, str]]
+) -> None:
+    """Flags mirroring fields of `model` (`--tasks-per-step` -> `tasks_per_step`): unset they stay None,
+    so the config's own default applies; each help is `TEXT (default D)`, D read from the field."""
+    for flag, kind, text in flags:
+        field = flag.removeprefix("--").replace("-", "_")
+        p.add_argument(flag, type=kind, default=None, help=f"{text} (default {default_of(model, field)})")

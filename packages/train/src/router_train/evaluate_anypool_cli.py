@@ -7,22 +7,31 @@ group, impossible pool sizes, bad fold arguments), with one line on stderr and n
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from router_train.cli_args import bad_input
+from router_frontier_rl.bundled import bundled_table_path
+from router_oracle.atomic_file import refuse_inputs_as_outputs
+from router_oracle.candidates import BUNDLED_CANDIDATES
+from router_oracle.derive import CandidateIndex
+from router_train.cli_args import add_report_arguments, int_list, jobs_of
+from router_train.evaluate import read_table
+from router_train.evaluate_anypool import (
+    NamedPool,
+    evaluate_any_pool,
+    explicit_groups,
+    held_out_groups,
+    quick_configs,
+    render_terminal,
+    write_report,
+)
+from router_train.evaluate_anypool.design import HeldOutBy, HeldOutDesign
+from router_train.evaluate_anypool.report import PLOT_PNG
+from router_train.evaluate_anypool.run import REPORT_JSON, REPORT_MD
 
 DEFAULT_FOLDS = 5
 DEFAULT_FOLD_SEEDS = [0]
-
-
-def _seeds(text: str) -> list[int]:
-    try:
-        return [int(v) for v in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
 def _ids(text: str) -> list[str]:
@@ -70,7 +79,7 @@ def register(sub: Any) -> None:
     p.add_argument("--folds", type=int, default=DEFAULT_FOLDS, metavar="K", help="task folds (default 5)")
     p.add_argument(
         "--fold-seeds",
-        type=_seeds,
+        type=int_list,
         default=None,
         metavar="S1,S2,...",
         help="one complete K-fold pass per seed (default 0; each seed costs a full protocol run)",
@@ -116,78 +125,57 @@ def register(sub: Any) -> None:
         help="few-step trainers (20 GRPO steps each): a smoke run of the plumbing, not a result",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the classifier and the bootstrap")
-    p.add_argument(
-        "--jobs",
-        type=int,
-        default=None,
-        help="processes running fits in parallel (default: the CPU count, at most 4)",
-    )
-    p.add_argument("--no-plot", action="store_true", help="skip the PNG")
-    p.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR", help="report directory")
-    p.set_defaults(func=run)
+    add_report_arguments(p, "processes running fits in parallel")
+    p.set_defaults(func=run, error_prefix="error: ")  # EvaluateError, CandidatesError, AnyPoolError: 2
 
 
 def run(args: argparse.Namespace) -> int:
-    from router_frontier_rl.bundled import bundled_table_path
-    from router_oracle.candidates import BUNDLED_CANDIDATES
-    from router_oracle.derive import CandidateIndex
-    from router_train.evaluate import read_table
-    from router_train.evaluate_anypool import (
-        NamedPool,
-        evaluate_any_pool,
-        explicit_groups,
-        held_out_groups,
-        quick_configs,
-        render_terminal,
-        write_report,
+    if args.held_out and (args.held_out_by or args.groups):
+        raise ValueError("--held-out gives the groups itself: not with --held-out-by or --groups")
+    if args.groups and not args.held_out_by:
+        args.held_out_by = "provider"
+    if args.pools < 0:
+        raise ValueError(f"--pools must be >= 0, got {args.pools}")
+    refuse_inputs_as_outputs(
+        [args.output / n for n in (REPORT_JSON, REPORT_MD, PLOT_PNG)],
+        [("--table", args.table), ("--candidates", args.candidates)],
     )
-    from router_train.evaluate_anypool.design import HeldOutBy, HeldOutDesign
-
-    try:
-        if args.held_out and (args.held_out_by or args.groups):
-            raise ValueError("--held-out gives the groups itself: not with --held-out-by or --groups")
-        if args.groups and not args.held_out_by:
-            args.held_out_by = "provider"
-        if args.pools < 0:
-            raise ValueError(f"--pools must be >= 0, got {args.pools}")
-        index = CandidateIndex.load(args.candidates or BUNDLED_CANDIDATES)
-        table, info = read_table(args.table or bundled_table_path())
-        by: HeldOutDesign
-        if args.held_out:
-            groups = explicit_groups(index, args.held_out)
-            by = "explicit"
-        else:
-            family: HeldOutBy = args.held_out_by or "provider"
-            groups = held_out_groups(index, family, args.groups)
-            by = family
-        if args.pool:
-            named = [NamedPool(name=n, ids=ids) for n, ids in args.pool]
-        else:
-            # The reference table's pool, when its models are candidates (the bundled `default` is).
-            ids = table.pool.ids
-            named = [NamedPool(name=table.pool.name, ids=ids)] if set(ids) <= set(index.model_ids) else []
-        anypool_cfg, fixed_cfg = quick_configs() if args.quick else (None, None)
-        report = evaluate_any_pool(
-            index,
-            table,
-            info,
-            groups,
-            held_out_by=by,
-            drawn_pools=args.pools,
-            pool_size=args.pool_size,
-            pool_seed=args.pool_seed,
-            named_pools=named,
-            folds=args.folds,
-            fold_seeds=args.fold_seeds or DEFAULT_FOLD_SEEDS,
-            anypool_config=anypool_cfg,
-            fixed_config=fixed_cfg,
-            seed=args.seed,
-            jobs=args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 4),
-            progress=True,
-        )
-        files = write_report(report, args.output, plot=not args.no_plot)
-    except ValueError as exc:  # EvaluateError, CandidatesError, TableError, AnyPoolError are ValueErrors
-        return bad_input("evaluate-anypool", f"error: {exc}")
+    index = CandidateIndex.load(args.candidates or BUNDLED_CANDIDATES)
+    table, info = read_table(args.table or bundled_table_path())
+    by: HeldOutDesign
+    if args.held_out:
+        groups = explicit_groups(index, args.held_out)
+        by = "explicit"
+    else:
+        family: HeldOutBy = args.held_out_by or "provider"
+        groups = held_out_groups(index, family, args.groups)
+        by = family
+    if args.pool:
+        named = [NamedPool(name=n, ids=ids) for n, ids in args.pool]
+    else:
+        # The reference table's pool, when its models are candidates (the bundled `default` is).
+        ids = table.pool.ids
+        named = [NamedPool(name=table.pool.name, ids=ids)] if set(ids) <= set(index.model_ids) else []
+    anypool_cfg, fixed_cfg = quick_configs() if args.quick else (None, None)
+    report = evaluate_any_pool(
+        index,
+        table,
+        info,
+        groups,
+        held_out_by=by,
+        drawn_pools=args.pools,
+        pool_size=args.pool_size,
+        pool_seed=args.pool_seed,
+        named_pools=named,
+        folds=args.folds,
+        fold_seeds=args.fold_seeds or DEFAULT_FOLD_SEEDS,
+        anypool_config=anypool_cfg,
+        fixed_config=fixed_cfg,
+        seed=args.seed,
+        jobs=jobs_of(args),
+        progress=True,
+    )
+    files = write_report(report, args.output, plot=not args.no_plot)
     sys.stdout.write(render_terminal(report))
     print("wrote " + ", ".join(str(f) for f in files))
     return 0

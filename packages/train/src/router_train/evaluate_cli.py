@@ -9,12 +9,24 @@ at all (`router_oracle.atomic_file.publish_directory`).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from router_train.cli_args import add_table_arguments, bad_input, given, path_arg
+from router_frontier_rl.bundled import bundled_table_path
+from router_oracle.atomic_file import output_directory, refuse_inputs_as_outputs
+from router_train.cli_args import (
+    add_report_arguments,
+    add_table_arguments,
+    given,
+    int_list,
+    jobs_of,
+)
+from router_train.evaluate import Source, evaluate, read_table, render_terminal, write_report
+from router_train.evaluate.report import PLOT_PNG
+from router_train.evaluate.run import REPORT_JSON, REPORT_MD, default_local_routers
+from router_train.evaluate.traces import traces_name
+from router_train.local_options import config_from_options
 
 
 def _named(value: str) -> tuple[str | None, Path]:
@@ -23,13 +35,6 @@ def _named(value: str) -> tuple[str | None, Path]:
     if sep and name and path and "/" not in name:
         return name, Path(path)
     return None, Path(value)
-
-
-def _seeds(text: str) -> list[int]:
-    try:
-        return [int(v) for v in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
 def _local(text: str) -> tuple[str, str]:
@@ -75,7 +80,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--fold-seeds",
-        type=_seeds,
+        type=int_list,
         default=None,
         metavar="S1,S2,...",
         help="with --folds: one complete K-fold pass per seed (default 0,1,2,3,4)",
@@ -131,85 +136,76 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--seed", type=int, default=0, help="seed of the random baseline, classifiers and bootstrap"
     )
-    p.add_argument(
-        "--jobs",
-        type=int,
-        default=None,
-        help="processes fitting folds in parallel (default: the CPU count, at most 4)",
-    )
     p.add_argument("--no-baselines", action="store_true", help="evaluate only the given routers")
-    p.add_argument("--no-plot", action="store_true", help="skip the PNG")
-    p.add_argument("-o", "--output", type=path_arg, required=True, metavar="OUTDIR", help="report directory")
-    p.set_defaults(func=run)
+    add_report_arguments(p, "processes fitting folds in parallel")
+    p.set_defaults(func=run, error_prefix="error: ")  # EvaluateError, TableError, split errors: exit 2
 
 
 def run(args: argparse.Namespace) -> int:
-    from router_frontier_rl.bundled import bundled_table_path
-    from router_oracle.atomic_file import output_directory
-    from router_train.evaluate import Source, evaluate, read_table, render_terminal, write_report
-    from router_train.evaluate.traces import traces_name
-    from router_train.local_cli import config_from_options
-
-    try:
-        output_directory(args.output)  # an unusable -o fails now, before the evaluation runs
-        if len(args.name) > len(args.traces):
-            raise ValueError(f"{len(args.name)} --name given for {len(args.traces)} --traces")
-        if args.folds is not None:
-            split_options = [
-                o
-                for o, v in (
-                    ("--split", args.split),
-                    ("--eval-fraction", args.eval_fraction),
-                    ("--split-seed", args.split_seed),
-                    ("--only-covered", args.only_covered or None),
-                )
-                if v is not None
-            ]
-            if split_options:
-                raise ValueError(f"{', '.join(split_options)} select the env's split: not with --folds")
-        elif args.fold_seeds is not None:
-            raise ValueError("--fold-seeds needs --folds")
-        checkpoints = []
-        for value in args.checkpoint:
-            name, path = _named(value)
-            checkpoints.append(Source(name=name or f"ckpt:{path.stem}", path=path))
-        traces = []
-        for i, value in enumerate(args.traces):
-            name, path = _named(value)
-            if i < len(args.name):
-                name = args.name[i]
-            traces.append(Source(name=name or traces_name(path), path=path))
-        local = []
-        for name, options in args.local:
-            try:
-                local.append((name, config_from_options(options)))
-            except ValueError as exc:
-                raise ValueError(f"--local {name}={options}: {exc}") from None
-        if args.no_baselines and not (checkpoints or traces or local):
-            raise ValueError(
-                "--no-baselines leaves nothing to evaluate: give --checkpoint, --traces or --local"
+    output_directory(args.output)  # an unusable -o fails now, before the evaluation runs
+    # ...and so does one whose report files would replace an input
+    refuse_inputs_as_outputs(
+        [args.output / name for name in (REPORT_JSON, REPORT_MD, PLOT_PNG)],
+        [
+            ("--table", args.table),
+            *(("--traces", _named(v)[1]) for v in args.traces),
+            *(("--checkpoint", _named(v)[1]) for v in args.checkpoint),
+        ],
+    )
+    if len(args.name) > len(args.traces):
+        raise ValueError(f"{len(args.name)} --name given for {len(args.traces)} --traces")
+    if args.folds is not None:
+        split_options = [
+            o
+            for o, v in (
+                ("--split", args.split),
+                ("--eval-fraction", args.eval_fraction),
+                ("--split-seed", args.split_seed),
+                ("--only-covered", args.only_covered or None),
             )
-        table, info = read_table(args.table or bundled_table_path())
-        report = evaluate(
-            table,
-            info,
-            folds=args.folds,
-            fold_seeds=args.fold_seeds or DEFAULT_FOLD_SEEDS,
-            split=args.split or "eval",
-            seed=args.seed,
-            checkpoints=checkpoints,
-            traces=traces,
-            local_routers=local if args.no_baselines else _with_default(local),
-            include_baselines=not args.no_baselines,
-            only_covered=args.only_covered,
-            allow_in_sample=args.allow_in_sample,
-            jobs=args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 4),
-            progress=True,
-            **given(args, "eval_fraction", "split_seed"),
-        )
-        files = write_report(report, args.output, plot=not args.no_plot)
-    except ValueError as exc:  # EvaluateError, TableError and the env's split errors are all ValueErrors
-        return bad_input("evaluate", f"error: {exc}")
+            if v is not None
+        ]
+        if split_options:
+            raise ValueError(f"{', '.join(split_options)} select the env's split: not with --folds")
+    elif args.fold_seeds is not None:
+        raise ValueError("--fold-seeds needs --folds")
+    checkpoints = []
+    for value in args.checkpoint:
+        name, path = _named(value)
+        checkpoints.append(Source(name=name or f"ckpt:{path.stem}", path=path))
+    traces = []
+    for i, value in enumerate(args.traces):
+        name, path = _named(value)
+        if i < len(args.name):
+            name = args.name[i]
+        traces.append(Source(name=name or traces_name(path), path=path))
+    local = []
+    for name, options in args.local:
+        try:
+            local.append((name, config_from_options(options)))
+        except ValueError as exc:
+            raise ValueError(f"--local {name}={options}: {exc}") from None
+    if args.no_baselines and not (checkpoints or traces or local):
+        raise ValueError("--no-baselines leaves nothing to evaluate: give --checkpoint, --traces or --local")
+    table, info = read_table(args.table or bundled_table_path())
+    report = evaluate(
+        table,
+        info,
+        folds=args.folds,
+        fold_seeds=args.fold_seeds or DEFAULT_FOLD_SEEDS,
+        split=args.split or "eval",
+        seed=args.seed,
+        checkpoints=checkpoints,
+        traces=traces,
+        local_routers=local if args.no_baselines else _with_default(local),
+        include_baselines=not args.no_baselines,
+        only_covered=args.only_covered,
+        allow_in_sample=args.allow_in_sample,
+        jobs=jobs_of(args),
+        progress=True,
+        **given(args, "eval_fraction", "split_seed"),
+    )
+    files = write_report(report, args.output, plot=not args.no_plot)
     sys.stdout.write(render_terminal(report))
     print("wrote " + ", ".join(str(f) for f in files))
     return 0
@@ -217,6 +213,4 @@ def run(args: argparse.Namespace) -> int:
 
 def _with_default(local: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     """`local-grpo` (the defaults) first, then the --local configurations."""
-    from router_train.evaluate.run import default_local_routers
-
     return default_local_routers() + local

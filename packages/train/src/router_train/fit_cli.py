@@ -11,14 +11,20 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from router_train.cli_args import bad_input, path_arg
+from router_frontier_rl.bundled import bundled_table_path
+from router_frontier_rl.split import select_tasks
+from router_oracle.atomic_file import output_directory, publish_directory
+from router_oracle.file_hash import sha256_file
+from router_oracle.table_check import load_table
+from router_train.cli_args import path_arg
+from router_train.local.trainer import BUNDLED_TABLE_NAME
+from router_train.route.baseline_checkpoint import BASELINE_NAMES, fit_baseline, save_baseline
 
 CHECKPOINT_FILE = "checkpoint.json"
 """The file `fit` writes in its output directory (the same name as `router-train local`'s)."""
 
 
 def register(sub: Any) -> None:
-    from router_train.route.baseline_checkpoint import BASELINE_NAMES
 
     p = sub.add_parser(
         "fit",
@@ -44,35 +50,25 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from router_frontier_rl.bundled import bundled_table_path
-    from router_frontier_rl.split import select_tasks
-    from router_oracle.atomic_file import output_directory, publish_directory
-    from router_oracle.file_hash import sha256_file
-    from router_oracle.table import load_table
-    from router_train.local.trainer import BUNDLED_TABLE_NAME
-    from router_train.route.baseline_checkpoint import fit_baseline, save_baseline
-
-    try:
-        output_directory(args.output_dir)  # an unusable output path fails before the fit
-        path: Path = args.table or bundled_table_path()
-        table = load_table(path)
-        if args.split == "all":
-            train = list(table.tasks)
-        else:
-            train = select_tasks(table, "train", args.eval_fraction, args.split_seed)
-        ckpt = fit_baseline(
-            args.name,
-            train,
-            table.pool.ids,
-            args.seed,
-            table=str(args.table) if args.table is not None else BUNDLED_TABLE_NAME,
-            table_sha256=sha256_file(path),
-            split=args.split,
-            eval_fraction=args.eval_fraction,
-            split_seed=args.split_seed,
-        )
-    except ValueError as exc:
-        return bad_input("fit", exc)
+    # Bad input raises (a ValueError naming the file or option): one line, exit 2, nothing written.
+    output_directory(args.output_dir)  # an unusable output path fails before the fit
+    path: Path = args.table or bundled_table_path()
+    table = load_table(path)
+    if args.split == "all":
+        train = list(table.tasks)
+    else:
+        train = select_tasks(table, "train", args.eval_fraction, args.split_seed)
+    ckpt = fit_baseline(
+        args.name,
+        train,
+        table.pool.ids,
+        args.seed,
+        table=str(args.table) if args.table is not None else BUNDLED_TABLE_NAME,
+        table_sha256=sha256_file(path),
+        split=args.split,
+        eval_fraction=args.eval_fraction,
+        split_seed=args.split_seed,
+    )
     with publish_directory(args.output_dir, owned=[CHECKPOINT_FILE]) as staged:
         save_baseline(ckpt, staged / CHECKPOINT_FILE)
     print(f"{ckpt.name}: fitted on {len(ckpt.train_task_ids)} tasks of {ckpt.table} ({args.split})")

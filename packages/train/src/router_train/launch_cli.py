@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
-from router_oracle.atomic_file import OutputPathError, write_text_atomic
-from router_train.cli_args import bad_input, path_arg
+from router_oracle.atomic_file import write_text_atomic
+from router_oracle.cli_runner import run_cli
+from router_train.cli_args import path_arg
 from router_train.hosted.config_files import (
-    ConfigFileError,
+    render_multi_node,
     render_preset,
     stale_shipped,
     write_shipped,
 )
+from router_train.hosted.errors import BadLaunchInput
 from router_train.hosted.launch import (
     DEFAULT_DIST_DIR,
     DEFAULT_RUNS_DIR,
@@ -22,8 +25,9 @@ from router_train.hosted.launch import (
     launch,
     sources_from_imports,
 )
-from router_train.hosted.presets import PRESET_NAMES, PRESETS
-from router_train.hosted.staging import StagingError
+from router_train.hosted.presets import PRESET_NAMES, PRESETS, PresetName
+from router_train.hosted.prime_tool import DEFAULT_TIMEOUT_S
+from router_train.hosted.self_hosted import launch_self_hosted
 
 
 def register(sub: Any) -> None:
@@ -41,6 +45,11 @@ def register(sub: Any) -> None:
     )
     c.add_argument(
         "--check", action="store_true", help="exit 1 if a shipped file differs from a fresh rendering"
+    )
+    c.add_argument(
+        "--nodes",
+        type=int,
+        help="render prime-rl's multi-node deployment on N nodes (SLURM) instead of one node",
     )
     c.set_defaults(func=_config)
 
@@ -78,6 +87,25 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--stage-dir", type=path_arg, default=DEFAULT_STAGE_DIR, help="staging directory")
     p.add_argument("--runs-dir", type=path_arg, default=DEFAULT_RUNS_DIR, help="where launch records go")
+    p.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=DEFAULT_TIMEOUT_S,
+        help="seconds each `prime` command (with --prime-rl: each uv set-up step; `rl` itself is not "
+        f"bounded) may run before the launch gives up ({DEFAULT_TIMEOUT_S:g})",
+    )
+    p.add_argument(
+        "--prime-rl",
+        type=path_arg,
+        metavar="DIR",
+        help="self-hosted: run prime-rl's own `uv run rl @ CONFIG` in this prime-rl checkout instead of "
+        "Prime Hosted Training (installs the env into its environment with uv)",
+    )
+    p.add_argument(
+        "--nodes",
+        type=int,
+        help="with --prime-rl: prime-rl's multi-node deployment on N nodes, started with SLURM",
+    )
     p.set_defaults(func=_launch)
 
 
@@ -92,34 +120,77 @@ def _config(args: argparse.Namespace) -> int:
             print(f"stale: {path} (run `router-train config --write-shipped`)", file=sys.stderr)
         return 1 if stale else 0
     if args.preset is None:
-        return bad_input("config", "give a preset, --write-shipped or --check")
-    text = render_preset(args.preset)
+        raise ValueError("give a preset, --write-shipped or --check")
+    if args.nodes is not None:
+        text = render_multi_node(args.preset, args.nodes)  # BadLaunchInput: its status, 2
+    else:
+        text = render_preset(args.preset)
     if args.output is None:
         sys.stdout.write(text)
         return 0
-    try:
-        write_text_atomic(args.output, text)
-    except OutputPathError as e:
-        return bad_input("config", e)
+    write_text_atomic(args.output, text)
     print(f"wrote {args.output}")
     return 0
 
 
+def exit_status(command: str, run: Callable[[], object]) -> int:
+    """Run a launch step through the one CLI runner: 0, or one line `router-train COMMAND: why` on
+    stderr and the error's documented status (`hosted.errors`)."""
+
+    def body() -> int:
+        run()
+        return 0
+
+    return run_cli(body, prog=f"router-train {command}")
+
+
+def launch_status(preset: PresetName, **kwargs: Any) -> int:
+    """`launch(preset, **kwargs)` as an exit status (for the smoke job and the CLI)."""
+    return exit_status("launch", lambda: launch(preset, **kwargs))
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"--timeout: {text!r} is not a positive number of seconds")
+    return value
+
+
 def _launch(args: argparse.Namespace) -> int:
-    sources = None
-    version = args.version
-    if args.from_source:
-        try:
+    def run() -> object:
+        sources = None
+        version = args.version
+        if args.from_source:
             sources, version = sources_from_imports(args.version)
-        except (StagingError, ConfigFileError) as e:
-            return bad_input("launch", e)
-    return launch(
-        args.preset,
-        dry_run=args.dry_run,
-        config_path=args.config,
-        dist_dir=args.dist_dir,
-        stage_dir=args.stage_dir,
-        runs_dir=args.runs_dir,
-        sources=sources,
-        version=version,
-    )
+        if args.prime_rl is not None:
+            return launch_self_hosted(
+                args.preset,
+                args.prime_rl,
+                dry_run=args.dry_run,
+                nodes=args.nodes,
+                config_path=args.config,
+                dist_dir=args.dist_dir,
+                stage_dir=args.stage_dir,
+                runs_dir=args.runs_dir,
+                sources=sources,
+                version=version,
+                timeout=args.timeout,
+            )
+        if args.nodes is not None:
+            raise BadLaunchInput("--nodes needs --prime-rl DIR (Prime Hosted Training places the run itself)")
+        return launch(
+            args.preset,
+            dry_run=args.dry_run,
+            config_path=args.config,
+            dist_dir=args.dist_dir,
+            stage_dir=args.stage_dir,
+            runs_dir=args.runs_dir,
+            sources=sources,
+            version=version,
+            timeout=args.timeout,
+        )
+
+    return exit_status("launch", run)

@@ -3,29 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any
 
-from pydantic import ValidationError
-
-from router_oracle.validation_message import one_line
-from router_train.cli_args import add_table_arguments, bad_input, given, path_arg
-
-if TYPE_CHECKING:
-    from router_train.local import LocalTrainConfig
+from router_train import local
+from router_train.cli_args import add_table_arguments, path_arg
+from router_train.local_options import add_training_arguments, config_from_args
 
 DEFAULT_OUTPUT = Path("runs/local")
-
-
-def _weights(text: str) -> list[float]:
-    try:
-        values = [float(v) for v in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected 5 comma-separated numbers, got {text!r}") from None
-    if len(values) != 5:
-        raise argparse.ArgumentTypeError(f"expected 5 comma-separated numbers, got {len(values)}")
-    return values
 
 
 def register(sub: Any) -> None:
@@ -48,110 +33,10 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def add_training_arguments(p: argparse.ArgumentParser) -> None:
-    """The training knobs (not the table, split or output): `router-train evaluate --local` takes them too."""
-    p.add_argument("--steps", type=int, default=None, help="GRPO steps (default 600)")
-    p.add_argument("--tasks-per-step", type=int, default=None, help="train tasks per step (default 64)")
-    p.add_argument("--samples-per-task", type=int, default=None, help="routes sampled per task (default 8)")
-    p.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 0.05)")
-    p.add_argument("--weight-decay", type=float, default=None, help="AdamW weight decay (default 2)")
-    p.add_argument("--seed", type=int, default=None, help="sampling / task-order seed (default 0)")
-    p.add_argument(
-        "--advantage",
-        choices=("mean", "std"),
-        default=None,
-        help="group advantage: reward - group mean (prime-rl's grpo; default) or also / group std",
-    )
-    p.add_argument(
-        "--shift-folds",
-        type=int,
-        default=None,
-        help="inner folds that choose the prior shift back from the upsampled label mix (default 5; 0: none)",
-    )
-    p.add_argument(
-        "--upsample",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="repeat train tasks of rare oracle labels, as the hosted recipe does (default: on)",
-    )
-    p.add_argument(
-        "--difficulty",
-        action="store_true",
-        help="also feed the SWE-bench Verified difficulty annotation (metadata a live router lacks)",
-    )
-    p.add_argument(
-        "--reward-weights",
-        type=_weights,
-        default=None,
-        metavar="W1,W2,W3,W4,W5",
-        # The env's REWARD_NAMES, written out: importing the env at start-up loads verifiers (seconds).
-        help=(
-            "weights of the env's scores routed_reward, chose_oracle, parsed_valid_route, "
-            "resolved_if_chosen, cost_if_chosen (default 1,0,0,0,0)"
-        ),
-    )
-
-
-class _OptionsParser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise ValueError(message)
-
-
-def config_from_options(options: str) -> LocalTrainConfig:
-    """A LocalTrainConfig from `router-train local` training options written as one string, e.g.
-    `--upsample --lr 0.2` (`router-train evaluate --local NAME=OPTIONS`); raises ValueError."""
-    p = _OptionsParser(prog="--local", add_help=False)
-    add_training_arguments(p)
-    args = p.parse_args(shlex.split(options))
-    args.table = args.output_dir = None
-    args.eval_fraction = args.split_seed = None
-    return config_from_args(args)
-
-
-def config_from_args(args: argparse.Namespace) -> LocalTrainConfig:
-    # Imported here: the trainer loads numpy, scikit-learn and the env, which `--help` does not need.
-    from router_frontier_rl.rewards import REWARD_NAMES
-    from router_train.local import FeatureConfig, LocalTrainConfig, RewardWeights
-
-    fields: dict[str, Any] = {"table_path": args.table}
-    if args.output_dir is not None:
-        fields["output_dir"] = args.output_dir
-    fields |= given(
-        args,
-        "steps",
-        "tasks_per_step",
-        "samples_per_task",
-        "lr",
-        "weight_decay",
-        "seed",
-        "eval_fraction",
-        "split_seed",
-        "advantage",
-        "shift_folds",
-    )
-    if args.upsample is not None:
-        fields["upsample"] = args.upsample
-    if args.difficulty:
-        fields["features"] = FeatureConfig(difficulty=True)
-    if args.reward_weights is not None:
-        try:
-            fields["reward"] = RewardWeights(**dict(zip(REWARD_NAMES, args.reward_weights, strict=True)))
-        except ValidationError as exc:
-            raise ValueError(f"--reward-weights: {one_line(exc)}") from None
-    return LocalTrainConfig(**fields)
-
-
 def run(args: argparse.Namespace) -> int:
-    from router_train.local import format_summary, train_local
-
-    try:
-        cfg = config_from_args(args)
-        result = train_local(cfg, progress=not args.quiet)
-    except ValidationError as exc:
-        return bad_input("local", f"invalid option: {one_line(exc)}")
-    except ValueError as exc:  # TableError, LocalTrainError: the message names the file
-        return bad_input("local", exc)
-    print(format_summary(result.summary))
+    cfg = config_from_args(args)
+    result = local.train_local(cfg, progress=not args.quiet)  # TableError, LocalTrainError: exit 2
+    print(local.format_summary(result.summary))
     shift = (
         f"; prior shift tau {result.prior_shift:g}, chosen on {cfg.shift_folds} cross-fitted folds"
         if cfg.shift_folds

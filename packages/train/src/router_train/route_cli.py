@@ -17,7 +17,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from router_train.cli_args import bad_input, path_arg
+from router_oracle.atomic_file import output_file, write_text_atomic
+from router_train.cli_args import path_arg
+from router_train.route import RouteError, RouterSpec, load_router
+from router_train.route.plan import mini_swe_agent_plan, read_model_map
+from router_train.route.task import RouteTask, bundled_instances, bundled_tasks, issue_task, read_task_file
 
 DEFAULT_PLAN_DIR = Path("runs/route")
 """`--plan`: where each model's mini-swe-agent run writes (`<dir>/<model id>`)."""
@@ -76,10 +80,7 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _tasks(args: argparse.Namespace) -> list[Any]:
-    from router_train.route.spec import RouteError
-    from router_train.route.task import bundled_instances, issue_task, read_task_file
-
+def _tasks(args: argparse.Namespace) -> list[RouteTask]:
     given = [n for n in ("instance", "tasks", "issue") if getattr(args, n)]
     if len(given) != 1:
         raise RouteError("give exactly one of --instance, --tasks, --issue")
@@ -104,50 +105,35 @@ def _tasks(args: argparse.Namespace) -> list[Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pydantic import ValidationError
-
-    from router_oracle.atomic_file import output_file, write_text_atomic
-    from router_oracle.validation_message import one_line
-    from router_train.route import EXIT_ENDPOINT_FAILED, EndpointError, RouteError, RouterSpec, load_router
-    from router_train.route.plan import mini_swe_agent_plan, read_model_map
-    from router_train.route.task import bundled_tasks
-
-    try:
-        if args.plan is None and (args.model_map is not None or args.plan_every_model):
-            raise RouteError("--model-map and --plan-every-model go with --plan")
-        spec = RouterSpec(
-            checkpoint=args.checkpoint,
-            endpoint=args.endpoint,
-            model=args.model,
-            api_key_env=args.api_key_env,
-            temperature=args.temperature,
-            max_tokens=args.max_tokens,
-            timeout_s=args.timeout,
-            max_retries=args.max_retries,
-            concurrency=args.concurrency,
-            fallback=args.fallback,
-            pool=args.pool,
-            table=args.table,
-            candidates=args.candidates,
-            eval_fraction=args.eval_fraction,
-            split_seed=args.split_seed,
-        )
-        tasks = _tasks(args)
-        model_map = read_model_map(args.model_map) if args.model_map is not None else None
-        if args.output is not None:
-            output_file(args.output)  # an unusable -o fails now, before any request
-        router = load_router(spec)
-    except ValidationError as exc:
-        return bad_input("route", one_line(exc).replace("Value error, ", ""))
-    except RouteError as exc:
-        return bad_input("route", exc)
+    # Bad input raises (RouteError, pydantic's ValidationError): one line, exit 2, before any request.
+    if args.plan is None and (args.model_map is not None or args.plan_every_model):
+        raise RouteError("--model-map and --plan-every-model go with --plan")
+    spec = RouterSpec(
+        checkpoint=args.checkpoint,
+        endpoint=args.endpoint,
+        model=args.model,
+        api_key_env=args.api_key_env,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        timeout_s=args.timeout,
+        max_retries=args.max_retries,
+        concurrency=args.concurrency,
+        fallback=args.fallback,
+        pool=args.pool,
+        table=args.table,
+        candidates=args.candidates,
+        eval_fraction=args.eval_fraction,
+        split_seed=args.split_seed,
+    )
+    tasks = _tasks(args)
+    model_map = read_model_map(args.model_map) if args.model_map is not None else None
+    if args.output is not None:
+        output_file(args.output)  # an unusable -o fails now, before any request
+    router = load_router(spec)
     if args.issue:
         print(f"router-train route: issue id {tasks[0].instance_id}", file=sys.stderr)
-    try:
-        decisions = router.route_many(tasks, explain=args.explain, progress=not args.quiet)
-    except EndpointError as exc:
-        print(f"router-train route: {exc}; nothing written", file=sys.stderr)
-        return EXIT_ENDPOINT_FAILED
+    # EndpointError (after its bounded retries): one line, exit 1, nothing written.
+    decisions = router.route_many(tasks, explain=args.explain, progress=not args.quiet)
     text = "".join(d.json_line() for d in decisions)
     if args.output is not None:
         write_text_atomic(args.output, text)

@@ -1,4 +1,9 @@
-"""`router-train serve`: the sticky routing proxy, an OpenAI-compatible chat API for coding agents."""
+"""`router-train serve`: the sticky routing proxy, an OpenAI-compatible chat API for coding agents.
+
+Exit codes: 2 bad input (one line on stderr: the config, a pool model without an upstream, an unset key
+variable, a router that cannot be loaded, an address in use), 130 stopped by Ctrl-C (after a graceful
+shutdown).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,11 @@ import socket
 import sys
 from typing import Any
 
-from router_train.cli_args import bad_input, path_arg
+import uvicorn
+
+from router_train.cli_args import path_arg
+from router_train.route import load_router
+from router_train.serve import build_app, check_serves_pool, read_config
 
 
 def register(sub: Any) -> None:
@@ -30,32 +39,29 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    # Imported here: the ASGI stack and the router load only for this command.
-    import uvicorn
-
-    from router_train.route import load_router
-    from router_train.serve import build_app, check_serves_pool, read_config
-
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before uvicorn starts: an address in use is bad input (one line, exit
+    2), not a log record and exit 1 from inside the server."""
+    if not 0 <= port <= 65535:
+        raise ValueError(f"--port {port}: not a TCP port")
     try:
-        config = read_config(args.config)
-        router = load_router(config.router)
-        check_serves_pool(config, list(router.pool), args.config)
-    except ValueError as exc:  # ServeConfigError, and the route API's errors (one line naming the file)
-        return bad_input("serve", exc)
-    if not 0 <= args.port <= 65535:
-        return bad_input("serve", f"--port {args.port}: not a TCP port")
-    # Bound here, before uvicorn starts: an address in use is bad input (one line, exit 2), not a log
-    # record and exit 1 from inside the server.
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(args.host, args.port, type=socket.SOCK_STREAM)[0]
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
         # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and
         # without it every response waits out Nagle and delayed ACKs (~40 ms).
         sock = socket.socket(family, kind, proto or socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
     except OSError as exc:
-        return bad_input("serve", f"--host {args.host} --port {args.port}: {exc.strerror or exc}")
+        raise ValueError(f"--host {host} --port {port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def run(args: argparse.Namespace) -> int:
+    # Every bad input raises ValueError (ServeConfigError, the route API's RouteError): one line, exit 2.
+    config = read_config(args.config)
+    router = load_router(config.router)
+    check_serves_pool(config, list(router.pool), args.config)
+    sock = bind(args.host, args.port)
     app = build_app(config, router)
     print(
         f"router-train serve: router {router.name} over {', '.join(router.pool)} on "

@@ -20,13 +20,14 @@ from pathlib import Path
 
 from router_frontier_rl import RouterConfig, RouterTaskset, bundled_table_path
 from router_oracle.build import build_default_table
+from router_oracle.cli_runner import run_cli
 from router_oracle.stats import compute_stats, format_stats
 from router_oracle.table import dumps_table
-from router_train.cli_args import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 from router_train.evaluate import evaluate, read_table, render_terminal
 from router_train.evaluate.fitted import LOCAL_ROUTER_NAME
 from router_train.evaluate.report import verdict
-from router_train.hosted import is_stale, launch, load_config, prime_ready, shipped_path
+from router_train.hosted import is_stale, load_config, prime_ready, shipped_path
+from router_train.launch_cli import launch_status
 from router_train.local import LocalTrainConfig, format_summary, train_local
 
 DEFAULT_OUTPUT = Path("dist/smoke")
@@ -51,15 +52,7 @@ def _done(t0: float) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        return _main(argv)
-    except KeyboardInterrupt:
-        # Every output is published whole or not at all, so an interrupted run leaves nothing half-written.
-        print("smoke: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except ValueError as exc:  # bad input (e.g. an --output-dir that is a file): its one-line message
-        print(f"smoke: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    return run_cli(lambda: _main(argv), prog="smoke", interrupted="interrupted")
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -117,7 +110,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if ready and not args.local:
         _step(4, "launch on Prime Hosted Training")
         # Pushes what `./pants package packages/env` built (dist/); launch says how when it is missing.
-        return launch("smoke")
+        return launch_status("smoke")
 
     t0 = _step(4, "local GRPO training on the CPU")
     print(f"      NOT launching on Prime: {why if not ready else '--local given'}.")

@@ -7,6 +7,7 @@ import io
 import json
 import math
 import os
+import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,8 @@ def read_source(path: str | os.PathLike[str]) -> tuple[str, str]:
 
     One read serves both, so the digest recorded in a table is that of exactly the content imported.
     Decoding is that of `open(path, encoding="utf-8")`: universal newlines, no BOM stripping.
+    Every input file of the project that may be gzipped is read here, so a damaged `.gz` (bad header:
+    OSError; damaged deflate stream: zlib.error; cut short: EOFError) is one OracleInputError line.
     """
     p = Path(path)
     try:
@@ -68,7 +71,7 @@ def read_source(path: str | os.PathLike[str]) -> tuple[str, str]:
         raw = io.BytesIO(data)
         binary = gzip.GzipFile(fileobj=raw) if p.suffix == ".gz" else raw
         text = io.TextIOWrapper(binary, encoding="utf-8").read()
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
         raise OracleInputError(f"{path}: cannot read: {exc}") from exc
     return text, sha256_bytes(data)
 

@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import model_validator
 
-from router_oracle.atomic_file import write_text_atomic
 from router_oracle.derive import CandidateIndex
+from router_oracle.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
 from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
 from router_train.anypool.model_features import MODEL_FEATURES
 from router_train.anypool.policy import AnyPoolPolicy, PoolView
-from router_train.local.checkpoint import dumps_checkpoint, read_json_model, refuse_non_finite
+from router_train.local.checkpoint import read_json_model, refuse_non_finite
 from router_train.local.config import FeatureConfig
 from router_train.local.features import FeatureState, feature_dim
 
@@ -29,10 +28,8 @@ ANY_POOL_CHECKPOINT_VERSION = 1
 """Bumped on any change an older reader would misinterpret (`AnyPoolCheckpoint.version`)."""
 
 
-class AnyPoolCheckpoint(BaseModel):
+class AnyPoolCheckpoint(FrozenModel):
     """A trained any-pool router: its weights, and the data its capability summaries come from."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["router-train-local-anypool"] = "router-train-local-anypool"
     """Marks the file as an any-pool checkpoint."""
@@ -96,10 +93,6 @@ def checkpoint_of(
         weights=[[float(v) for v in row] for row in policy.weights],
         bias=[float(v) for v in policy.bias],
     )
-
-
-def save_checkpoint(ckpt: AnyPoolCheckpoint, path: str | os.PathLike[str]) -> None:
-    write_text_atomic(Path(path), dumps_checkpoint(ckpt))
 
 
 def read_checkpoint(path: str | os.PathLike[str]) -> AnyPoolCheckpoint:

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
+from router_oracle.frozen_model import FrozenModel
 from router_train.local.config import FeatureConfig, RewardWeights
+from router_train.local.grpo import Advantage
 
 
 class AnyPoolError(ValueError):
     """An any-pool run that cannot start, or a checkpoint that cannot be used (message names the file)."""
 
 
-class AnyPoolTrainConfig(BaseModel):
-    """GRPO of the pool-agnostic router: the same loop as `router-train local`, over drawn pools."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class AnyPoolTrainConfig(FrozenModel):
+    """GRPO of the pool-agnostic router: the same step as `router-train local` (`local.grpo.grpo_step`),
+    over drawn pools."""
 
     steps: int = Field(default=200, ge=1)
     """Number of GRPO updates."""
@@ -35,8 +36,11 @@ class AnyPoolTrainConfig(BaseModel):
     """Decoupled weight decay of the task x model interaction weights (not of the model-feature bias)."""
     max_grad_norm: float = Field(default=0.0, ge=0)
     """Clip the global gradient norm to this value; 0 turns clipping off."""
+    advantage: Advantage = "mean"
+    """Group advantage, as the local trainer's: `mean` = reward minus the group mean (prime-rl's `grpo`);
+    `std` = that divided by the group std + `adv_eps`."""
     adv_eps: float = Field(default=1e-6, gt=0)
-    """eps in the group-normalised advantage (r - mean) / (std + eps)."""
+    """eps in the `std` advantage (r - mean) / (std + eps)."""
     seed: int = 0
     """Seed of the pool bank, the task order and the sampling; same seed and inputs -> same policy."""
     features: FeatureConfig = FeatureConfig()

@@ -10,22 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict
-
 from router_frontier_rl.any_pool import PoolEpisode
 from router_frontier_rl.capabilities import CapabilitySummary
-from router_train.evaluate.decisions import from_distributions, from_labels
-from router_train.evaluate.metrics import compute_metrics
+from router_oracle.frozen_model import FrozenModel
+from router_train.scoring.decisions import from_distributions, from_labels
+from router_train.scoring.metrics import compute_metrics
 
 ROUTER_NAME = "local-anypool"
 """Row name of the trained router."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class AnyPoolRow(_Frozen):
+class AnyPoolRow(FrozenModel):
     """One router on the held-out episodes."""
 
     name: str
@@ -45,7 +40,7 @@ class AnyPoolRow(_Frozen):
     """Accuracy on the tasks whose oracle is a held-out model (None: there are none)."""
 
 
-class AnyPoolSummary(_Frozen):
+class AnyPoolSummary(FrozenModel):
     """The trained router against the per-pool rules on held-out tasks with held-out models."""
 
     n_tasks: int

@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
 from router_frontier_rl.capabilities import CapabilitySummary
+from router_oracle.frozen_model import FrozenModel
 
 MODEL_FEATURES: tuple[str, ...] = (
     "resolve_rate",
@@ -30,10 +30,8 @@ MODEL_FEATURES: tuple[str, ...] = (
 """Names of the model features, in column order (`ModelFeatures` documents each)."""
 
 
-class ModelFeatures(BaseModel):
+class ModelFeatures(FrozenModel):
     """One model in one pool for one task's repository (the meaning of each `MODEL_FEATURES` column)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     resolve_rate: float
     """The model's resolve rate on the train tasks."""

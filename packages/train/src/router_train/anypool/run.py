@@ -18,25 +18,25 @@ from pydantic import BaseModel, ConfigDict, Field
 from router_frontier_rl.any_pool import AnyPoolSpec, any_pool_episodes
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import split_ids
-from router_oracle.atomic_file import write_text_atomic
 from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.derive import CandidateIndex
-from router_oracle.table import load_table
-from router_train.anypool.checkpoint import checkpoint_of, save_checkpoint
+from router_oracle.frozen_model import FrozenModel
+from router_oracle.table_check import load_table
+from router_train.anypool.checkpoint import checkpoint_of
 from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
 from router_train.anypool.heldout import AnyPoolSummary, anypool_summary
 from router_train.anypool.policy import PoolView
 from router_train.anypool.trainer import train_any_pool
+from router_train.local.checkpoint import dumps_checkpoint
+from router_train.report_files import publish_files
 
 CHECKPOINT_FILE = "checkpoint.json"
 METRICS_FILE = "metrics.jsonl"
 SUMMARY_FILE = "summary.json"
 
 
-class AnyPoolRunConfig(BaseModel):
+class AnyPoolRunConfig(FrozenModel):
     """One `router-train local-anypool` run: the data, the held-out models, training, outputs."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     candidates: str = BUNDLED_CANDIDATES
     """Candidates table (`bundled` or a path)."""
@@ -101,19 +101,19 @@ def run_any_pool(cfg: AnyPoolRunConfig, *, progress: bool = True) -> AnyPoolRunR
     routes = [result.policy.route([e.record], PoolView(e.pool.ids, e.summary))[0] for e in episodes]
     summary = anypool_summary(episodes, routes, cfg.held_out_models)
 
-    out = Path(cfg.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {name: out / name for name in (CHECKPOINT_FILE, METRICS_FILE, SUMMARY_FILE)}
-    write_text_atomic(paths[METRICS_FILE], "".join(m.to_line() for m in result.metrics))
-    save_checkpoint(
-        checkpoint_of(result.policy, cfg.train, index, parts.train, models, cfg.held_out_models),
-        paths[CHECKPOINT_FILE],
+    ckpt = checkpoint_of(result.policy, cfg.train, index, parts.train, models, cfg.held_out_models)
+    files = {  # published as one set: an interrupted or failed run leaves the previous run's files
+        CHECKPOINT_FILE: dumps_checkpoint(ckpt),
+        METRICS_FILE: "".join(m.to_line() for m in result.metrics),
+        SUMMARY_FILE: json.dumps(summary.model_dump(mode="json"), indent=1) + "\n",
+    }
+    checkpoint, metrics, summary_path = publish_files(
+        cfg.output_dir, {name: text.encode("utf-8") for name, text in files.items()}, owned=list(files)
     )
-    write_text_atomic(paths[SUMMARY_FILE], json.dumps(summary.model_dump(mode="json"), indent=1) + "\n")
     return AnyPoolRunResult(
-        checkpoint_path=paths[CHECKPOINT_FILE],
-        metrics_path=paths[METRICS_FILE],
-        summary_path=paths[SUMMARY_FILE],
+        checkpoint_path=checkpoint,
+        metrics_path=metrics,
+        summary_path=summary_path,
         summary=summary,
         train_tasks=len(parts.train),
         train_models=len(models),

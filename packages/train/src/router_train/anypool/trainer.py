@@ -34,8 +34,8 @@ from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
 from router_train.anypool.model_features import MODEL_FEATURES, PoolFeatureCache
 from router_train.anypool.policy import AnyPoolPolicy, masked_softmax
 from router_train.local.features import feature_dim, featurize, fit_features
-from router_train.local.grpo import AdamW, clip_grad_norm, group_advantages, sample_actions, task_batches
-from router_train.local.step_metrics import StepMetrics
+from router_train.local.grpo import AdamW, grpo_step, task_batches
+from router_train.local.step_metrics import StepMetrics, step_record
 
 SCORE_FIELDS = len(REWARD_NAMES)
 
@@ -76,10 +76,6 @@ def task_records(index: CandidateIndex, task_ids: Sequence[str]) -> list[TaskRec
 
 def _weighted(scores: RouteScores, weights: tuple[float, ...]) -> list[float]:
     return [*(float(getattr(scores, n)) for n in REWARD_NAMES), scores.weighted(weights)]
-
-
-def _r(x: float) -> float:
-    return round(float(x), 6) + 0.0
 
 
 def _check(
@@ -166,46 +162,45 @@ def train_any_pool(
             table[r, :k] = scores(p, train_ids[int(ti)])
         u = policy.task_vectors(x)
         probs = masked_softmax(np.einsum("nkd,nd->nk", m, u), mask)
-        # A draw can only land past a pool's last model by float rounding of the cdf: clamp it back.
-        actions = np.minimum(
-            sample_actions(probs, cfg.samples_per_task, rng), mask.sum(axis=1, keepdims=True) - 1
+
+        def scores_of(actions: np.ndarray, table: np.ndarray = table) -> dict[str, np.ndarray]:
+            got = np.take_along_axis(table, actions[:, :, None], axis=1)  # (n, samples, fields)
+            return {
+                "reward": got[:, :, SCORE_FIELDS],
+                **{f: got[:, :, i] for i, f in enumerate(REWARD_NAMES)},
+            }
+
+        def backprop(
+            g_scores: np.ndarray, x: sp.csr_matrix = x, m: np.ndarray = m
+        ) -> tuple[np.ndarray, np.ndarray]:
+            g_u = np.einsum("nk,nkd->nd", g_scores, m)  # scores = m @ u, u = x @ weights + bias
+            return np.asarray(x.T @ g_u), g_u.sum(axis=0)
+
+        done = grpo_step(
+            probs,
+            scores_of,
+            backprop,
+            (policy.weights, policy.bias),
+            opt,
+            rng,
+            samples=cfg.samples_per_task,
+            advantage=cfg.advantage,
+            adv_eps=cfg.adv_eps,
+            max_grad_norm=cfg.max_grad_norm,
+            choices=mask.sum(axis=1, keepdims=True),
         )
-        got = np.take_along_axis(table, actions[:, :, None], axis=1)  # (n, samples, fields)
-        rewards = got[:, :, SCORE_FIELDS]
-        adv = group_advantages(rewards, cfg.adv_eps)
-        # d loss / d score, as local.grpo.policy_gradient: -(onehot(a) A - sum(A) pi) / (n samples)
-        onehot_adv = np.zeros((n, k_max))
-        np.add.at(onehot_adv, (np.repeat(np.arange(n), cfg.samples_per_task), actions.ravel()), adv.ravel())
-        g_scores = -(onehot_adv - adv.sum(axis=1, keepdims=True) * probs) / (n * cfg.samples_per_task)
-        g_u = np.einsum("nk,nkd->nd", g_scores, m)
-        grad_w = np.asarray(x.T @ g_u)
-        grad_b = g_u.sum(axis=0)
-        grad_norm = clip_grad_norm(grad_w, grad_b, cfg.max_grad_norm)
-        opt.step(policy.weights, policy.bias, grad_w, grad_b)
         step_times.append(time.perf_counter() - t1)
 
         share: dict[str, float] = {}
         for r, pi in enumerate(picks):
-            for a in actions[r]:
+            for a in done.actions[r]:
                 mid = bank[int(pi)].ids[int(a)]
-                share[mid] = share.get(mid, 0.0) + 1.0 / actions.size
-        entropy = float(-(probs * np.log(np.clip(probs, 1e-12, None))).sum(axis=1).mean())
-        record = StepMetrics(
-            step=step,
-            reward=_r(rewards.mean()),
-            routed_reward=_r(got[:, :, 0].mean()),
-            chose_oracle=_r(got[:, :, 1].mean()),
-            resolved_if_chosen=_r(got[:, :, 3].mean()),
-            cost_if_chosen=_r(got[:, :, 4].mean()),
-            entropy=_r(entropy),
-            groups_with_signal=_r(float((rewards.std(axis=1) > 0).mean())),
-            grad_norm=_r(grad_norm),
-            route_share={k: _r(v) for k, v in sorted(share.items())},
-        )
+                share[mid] = share.get(mid, 0.0) + 1.0 / done.actions.size
+        record = step_record(step, probs, done, dict(sorted(share.items())))
         metrics.append(record)
         if on_step is not None:
             on_step(record)
-        bar.set_postfix(reward=f"{record.reward:.3f}", entropy=f"{entropy:.3f}", refresh=False)
+        bar.set_postfix(reward=f"{record.reward:.3f}", entropy=f"{record.entropy:.3f}", refresh=False)
     bar.close()
     return AnyPoolTrainResult(
         policy=policy,

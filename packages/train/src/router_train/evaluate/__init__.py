@@ -1,10 +1,10 @@
 """Judge routers against the oracle, built-in baselines and the cost-quality frontier of single models."""
 
-from router_train.evaluate.decisions import UNPARSEABLE, Decisions, EvaluateError, from_labels
-from router_train.evaluate.metrics import RouterMetrics, compute_metrics
 from router_train.evaluate.report import EvalReport, dumps_report, render_markdown, render_terminal
 from router_train.evaluate.run import Source, evaluate, read_table, write_report
 from router_train.evaluate.traces import read_traces
+from router_train.scoring.decisions import UNPARSEABLE, Decisions, EvaluateError, from_labels
+from router_train.scoring.metrics import RouterMetrics, compute_metrics
 
 __all__ = [
     "UNPARSEABLE",

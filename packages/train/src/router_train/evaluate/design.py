@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from router_frontier_rl.split import SplitName, select_tasks, stratified_folds
 from router_oracle.table import OracleTable, TaskRecord
-from router_train.evaluate.decisions import EvaluateError
+from router_train.scoring.decisions import EvaluateError
 
 
 @dataclass(frozen=True)

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from router_oracle.table import TaskRecord
-from router_train.evaluate import baselines
-from router_train.evaluate.decisions import UNPARSEABLE, Decisions, EvaluateError, SourceKind, from_labels
 from router_train.evaluate.design import Partition
 from router_train.evaluate.forked import fork_map
-
-if TYPE_CHECKING:  # the local trainer is imported where it runs: it imports evaluate's metrics back
-    from router_train.local import LocalTrainConfig
+from router_train.local import LocalTrainConfig
+from router_train.local.trainer import fit_policy
+from router_train.scoring import baselines
+from router_train.scoring.decisions import UNPARSEABLE, Decisions, EvaluateError, SourceKind, from_labels
 
 Fitter = Callable[[Sequence[TaskRecord], Sequence[TaskRecord], int], list[Decisions]]
 """(train tasks, test tasks, seed) -> one Decisions per router it fits, covering every test task."""
@@ -52,8 +50,6 @@ class LocalFitter:
     """Pool model ids."""
 
     def __call__(self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int) -> list[Decisions]:
-        from router_train.local.trainer import fit_policy
-
         fit = fit_policy(self.config, train, self.pool)
         routes = fit.policy.route(list(test))
         picks: dict[str, list[str | None]] = {t.instance_id: [r] for t, r in zip(test, routes, strict=True)}

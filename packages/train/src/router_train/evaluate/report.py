@@ -17,22 +17,19 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import Field
 
 from router_oracle.frontier import Mix, ModelPoint
+from router_oracle.frozen_model import FrozenModel
 from router_oracle.noise import NoiseEstimate, headroom_sentence
-from router_train.evaluate.decisions import UNPARSEABLE, SourceKind
-from router_train.evaluate.metrics import RouterMetrics
+from router_train.scoring.decisions import UNPARSEABLE, SourceKind
+from router_train.scoring.metrics import RouterMetrics
 
 PLOT_PNG = "cost_vs_resolved.png"
 """File name of the plot, beside report.md (which links it)."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class TableInfo(_Frozen):
+class TableInfo(FrozenModel):
     """The oracle table evaluated against."""
 
     file: str
@@ -45,7 +42,7 @@ class TableInfo(_Frozen):
     """Tasks in the whole table."""
 
 
-class Design(_Frozen):
+class Design(FrozenModel):
     """How routers that learn were kept off the tasks they are scored on."""
 
     mode: Literal["split", "cross-validation"]
@@ -58,11 +55,11 @@ class Design(_Frozen):
     """Split mode: seed of the env's split rule."""
     folds: int | None = None
     """Cross-validation: number of folds, stratified by oracle label (`router_frontier_rl.split`)."""
-    fold_seeds: list[int] = []
+    fold_seeds: list[int] = Field(default_factory=list)
     """Cross-validation: one complete K-fold pass per seed; each task is routed once per seed."""
 
 
-class Gap(_Frozen):
+class Gap(FrozenModel):
     """A router's resolved rate minus the best random mix of single models at its mean cost, in points."""
 
     mean: float | None
@@ -72,13 +69,13 @@ class Gap(_Frozen):
     """Lower end of the 95% paired-bootstrap interval over tasks (frontier rebuilt per resample)."""
     high: float | None
     """Upper end of that interval."""
-    by_fold_seed: list[float | None] = []
+    by_fold_seed: list[float | None] = Field(default_factory=list)
     """Cross-validation: the gap of each fold seed's decisions alone, in fold-seed order."""
     sd: float | None = None
     """Cross-validation with two or more fold seeds: sample standard deviation of `by_fold_seed`."""
 
 
-class RouterRow(_Frozen):
+class RouterRow(FrozenModel):
     """One router's result on one evaluation's tasks."""
 
     name: str
@@ -99,7 +96,7 @@ class RouterRow(_Frozen):
     """Means of what the source recorded itself (vf-eval rewards and metrics); empty otherwise."""
 
 
-class Evaluation(_Frozen):
+class Evaluation(FrozenModel):
     """Routers compared on one set of tasks, against the single models measured on the same tasks."""
 
     name: str
@@ -123,7 +120,7 @@ class Evaluation(_Frozen):
     (`router_oracle.noise.estimate_noise`; disagreement measured on all the table's tasks)."""
 
 
-class EvalReport(_Frozen):
+class EvalReport(FrozenModel):
     """A whole evaluation: everything report.md, the terminal table and the plot show."""
 
     version: Literal[2] = 2

@@ -7,18 +7,15 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
 from router_frontier_rl.split import SplitName
-from router_oracle.atomic_file import publish_directory
 from router_oracle.file_hash import sha256_file
 from router_oracle.frontier import frontier_vertices
 from router_oracle.noise import NoiseEstimate, default_measured, estimate_noise
-from router_oracle.table import OracleTable, TaskRecord, load_table
-from router_train.evaluate import baselines
-from router_train.evaluate.decisions import Decisions, EvaluateError, from_labels
+from router_oracle.table import OracleTable, TaskRecord
+from router_oracle.table_check import load_table
 from router_train.evaluate.design import Partition, fold_partitions, split_partition
 from router_train.evaluate.fitted import (
     LOCAL_ROUTER_NAME,
@@ -26,12 +23,6 @@ from router_train.evaluate.fitted import (
     Fitter,
     LocalFitter,
     fit_partitions,
-)
-from router_train.evaluate.metrics import (
-    compute_metrics,
-    oracle_distribution,
-    single_model_points,
-    task_resample,
 )
 from router_train.evaluate.plot import render_png
 from router_train.evaluate.report import (
@@ -46,9 +37,17 @@ from router_train.evaluate.report import (
     render_markdown,
 )
 from router_train.evaluate.traces import read_traces
-
-if TYPE_CHECKING:  # the local trainer is imported where it runs: it imports evaluate's metrics back
-    from router_train.local import LocalTrainConfig
+from router_train.local import LocalTrainConfig
+from router_train.local.checkpoint import policy_of, read_checkpoint
+from router_train.report_files import publish_files
+from router_train.scoring import baselines
+from router_train.scoring.decisions import Decisions, EvaluateError, from_labels
+from router_train.scoring.metrics import (
+    compute_metrics,
+    oracle_distribution,
+    single_model_points,
+    task_resample,
+)
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
@@ -90,8 +89,6 @@ def _checkpoint(
     """Route `tasks` (or, under cross-validation, those it never trained on) with a local checkpoint.
 
     Refuses a checkpoint trained on any task it would be scored on, unless `allow_in_sample`."""
-    from router_train.local.checkpoint import policy_of, read_checkpoint  # the trainer owns its format
-
     try:
         ckpt = read_checkpoint(source.path)
         policy = policy_of(ckpt)
@@ -215,9 +212,125 @@ def build_evaluation(
 
 def default_local_routers() -> list[tuple[str, LocalTrainConfig]]:
     """`local-grpo`: the local trainer with its default settings."""
-    from router_train.local import LocalTrainConfig
-
     return [(LOCAL_ROUTER_NAME, LocalTrainConfig())]
+
+
+@dataclass
+class _Design:
+    """What the cross-validation and the split path hand to the shared steps of `evaluate`."""
+
+    design: Design
+    tasks: list[TaskRecord]
+    """The tasks every router is scored on."""
+    partitions: list[Partition]
+    """Each fit's train tasks and the tasks it routes."""
+    scope: str
+    """The tasks, in words (for checkpoint refusals)."""
+    n_train: int | None
+    """Train tasks of the one split; None under cross-validation."""
+    repeats: int
+    """Fold seeds (each task routed once per seed); 0 on a split."""
+    cv: bool
+    """Cross-validation (else the env's one split)."""
+
+
+def _cross_validation(table: OracleTable, origin: str, folds: int, fold_seeds: Sequence[int]) -> _Design:
+    """Every task of the table, K folds per fold seed."""
+    return _Design(
+        design=Design(mode="cross-validation", folds=folds, fold_seeds=list(fold_seeds)),
+        tasks=sorted(table.tasks, key=lambda t: t.instance_id),
+        partitions=fold_partitions(table, origin, folds, fold_seeds),
+        scope=f"the {len(table.tasks)} tasks of the table",
+        n_train=None,
+        repeats=len(fold_seeds),
+        cv=True,
+    )
+
+
+def _split(
+    table: OracleTable, origin: str, split: SplitName, eval_fraction: float, split_seed: int
+) -> _Design:
+    """The env's one split."""
+    tasks, part = split_partition(table, origin, split, eval_fraction, split_seed)
+    return _Design(
+        design=Design(mode="split", split=split, eval_fraction=eval_fraction, split_seed=split_seed),
+        tasks=tasks,
+        partitions=[part],
+        scope=f"split {split} (eval_fraction {eval_fraction}, split_seed {split_seed})",
+        n_train=len(part.train),
+        repeats=0,
+        cv=False,
+    )
+
+
+def _only_covered(d: _Design, externals: list[_External]) -> str:
+    """Split mode, `--only-covered`: narrow `d` to the tasks every traces file covers; the note."""
+    covered = [t for t in d.tasks if all(t.instance_id in e.decisions.choices for e in externals)]
+    if not covered:
+        raise EvaluateError("no task of the split is covered by every --traces file")
+    note = f"only the {len(covered)} of {len(d.tasks)} split tasks covered by every traces file"
+    part = d.partitions[0]
+    d.tasks, d.partitions = covered, [Partition(0, part.label, part.train, covered, part.in_sample)]
+    return note
+
+
+def _external_groups(d: _Design, externals: list[_External]) -> tuple[list[_External], list[list[_External]]]:
+    """External routers scored on every evaluated task (the main table), and the others grouped by task
+    set (each compared with every built-in router on exactly its own tasks). On a split every external
+    router is scored on the split (missing tasks count unparseable)."""
+    if not d.cv:
+        return externals, []
+    groups: dict[tuple[str, ...], list[_External]] = {}
+    for e in externals:
+        groups.setdefault(tuple(t.instance_id for t in e.tasks), []).append(e)
+    main = groups.pop(tuple(t.instance_id for t in d.tasks), [])
+    return main, list(groups.values())
+
+
+def _evaluations(
+    table: OracleTable,
+    d: _Design,
+    seed: int,
+    base_rows: list[tuple[Decisions, list[Decisions], bool]],
+    externals: list[_External],
+) -> list[Evaluation]:
+    """`all` (every built-in router and the external ones scored on every task), then one evaluation per
+    other task set of external routers."""
+    pool = table.pool.ids
+    main_ext, groups = _external_groups(d, externals)
+    # Which models were run twice and how much they disagree: measured once, on all the table's tasks.
+    measured = default_measured(table)
+
+    def noise(sub: list[TaskRecord]) -> NoiseEstimate:
+        return estimate_noise(table, [t.instance_id for t in sub], measured=measured)
+
+    evaluations = [
+        build_evaluation(
+            "all",
+            d.tasks,
+            pool,
+            seed,
+            base_rows + [(e.decisions, [], e.in_sample) for e in main_ext],
+            d.n_train,
+            noise(d.tasks),
+        )
+    ]
+    for group in groups:
+        ids = {t.instance_id for t in group[0].tasks}
+        sub = [t for t in d.tasks if t.instance_id in ids]
+        label = ", ".join(e.decisions.name for e in group)
+        evaluations.append(
+            build_evaluation(
+                f"the {len(sub)} tasks of {label}",
+                sub,
+                pool,
+                seed,
+                base_rows + [(e.decisions, [], e.in_sample) for e in group],
+                None,
+                noise(sub),
+            )
+        )
+    return evaluations
 
 
 def evaluate(
@@ -252,51 +365,33 @@ def evaluate(
     """
     pool = table.pool.ids
     origin = table_info.file
-    cv = folds is not None
+    d = (
+        _cross_validation(table, origin, folds, fold_seeds)
+        if folds is not None
+        else _split(table, origin, split, eval_fraction, split_seed)
+    )
     notes: list[str] = []
-    partitions: list[Partition]
-    if cv:
-        assert folds is not None
-        partitions = fold_partitions(table, origin, folds, fold_seeds)
-        tasks = sorted(table.tasks, key=lambda t: t.instance_id)
-        design = Design(mode="cross-validation", folds=folds, fold_seeds=list(fold_seeds))
-        scope = f"the {len(tasks)} tasks of the table"
-        n_train: int | None = None
-    else:
-        tasks, part = split_partition(table, origin, split, eval_fraction, split_seed)
-        partitions = [part]
-        design = Design(mode="split", split=split, eval_fraction=eval_fraction, split_seed=split_seed)
-        scope = f"split {split} (eval_fraction {eval_fraction}, split_seed {split_seed})"
-        n_train = len(part.train)
-
     externals: list[_External] = []
     for s in traces:
-        ext, note = _traces(s, tasks, pool, allow_in_sample)
+        ext, note = _traces(s, d.tasks, pool, allow_in_sample)
         externals.append(ext)
         notes += [note] if note else []
-    if only_covered and traces and not cv:
-        covered = [t for t in tasks if all(t.instance_id in e.decisions.choices for e in externals)]
-        if not covered:
-            raise EvaluateError("no task of the split is covered by every --traces file")
-        notes.append(f"only the {len(covered)} of {len(tasks)} split tasks covered by every traces file")
-        tasks = covered
-        partitions = [
-            Partition(0, partitions[0].label, partitions[0].train, covered, partitions[0].in_sample)
-        ]
+    if only_covered and traces and not d.cv:
+        notes.append(_only_covered(d, externals))
     for s in checkpoints:
-        ext, note = _checkpoint(s, tasks, pool, scope, cv, allow_in_sample)
+        ext, note = _checkpoint(s, d.tasks, pool, d.scope, d.cv, allow_in_sample)
         externals.append(ext)
         notes += [note] if note else []
 
-    fixed = baselines.fixed_baselines(tasks, pool, seed) if include_baselines else []
+    fixed = baselines.fixed_baselines(d.tasks, pool, seed) if include_baselines else []
     all_fitters: list[Fitter] = [BaselineFitter(pool)] if include_baselines else []
     if local_routers is None:
         local_routers = default_local_routers() if include_baselines else []
     all_fitters += [LocalFitter(name, cfg, pool) for name, cfg in local_routers]
     all_fitters += list(fitters)
-    fitted = fit_partitions(partitions, all_fitters, seed, jobs=jobs, progress=progress)
+    fitted = fit_partitions(d.partitions, all_fitters, seed, jobs=jobs, progress=progress)
 
-    names = [d.name for d in fixed] + list(fitted.kinds) + [e.decisions.name for e in externals]
+    names = [x.name for x in fixed] + list(fitted.kinds) + [e.decisions.name for e in externals]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise EvaluateError(
@@ -307,55 +402,12 @@ def evaluate(
             "nothing to evaluate: give --checkpoint, --traces or --local, or keep the baselines"
         )
 
-    repeats = len(fold_seeds) if cv else 0
-    in_sample_fitted = partitions[0].in_sample
-    base_rows: list[tuple[Decisions, list[Decisions], bool]] = [(d, [d] * repeats, False) for d in fixed]
+    in_sample_fitted = d.partitions[0].in_sample
+    base_rows: list[tuple[Decisions, list[Decisions], bool]] = [(x, [x] * d.repeats, False) for x in fixed]
     base_rows += [
-        (fitted.pooled(n), fitted.by_repeat(n) if cv else [], in_sample_fitted) for n in fitted.kinds
+        (fitted.pooled(n), fitted.by_repeat(n) if d.cv else [], in_sample_fitted) for n in fitted.kinds
     ]
-
-    # External routers scored on every evaluated task join the main table; the others are compared with
-    # every built-in router on exactly their own tasks, one evaluation per distinct task set.
-    all_ids = [t.instance_id for t in tasks]
-    groups: dict[tuple[str, ...], list[_External]] = {}
-    for e in externals:
-        groups.setdefault(tuple(t.instance_id for t in e.tasks), []).append(e)
-    main_ext = groups.pop(tuple(all_ids), [])
-    if not cv:  # split mode: every external router is scored on the split (missing tasks count unparseable)
-        main_ext += [e for group in groups.values() for e in group]
-        groups = {}
-    # Which models were run twice and how much they disagree: measured once, on all the table's tasks.
-    measured = default_measured(table)
-
-    def noise(sub: list[TaskRecord]) -> NoiseEstimate:
-        return estimate_noise(table, [t.instance_id for t in sub], measured=measured)
-
-    evaluations = [
-        build_evaluation(
-            "all",
-            tasks,
-            pool,
-            seed,
-            base_rows + [(e.decisions, [], e.in_sample) for e in main_ext],
-            n_train,
-            noise(tasks),
-        )
-    ]
-    for ids, group in groups.items():
-        sub = [t for t in tasks if t.instance_id in set(ids)]
-        label = ", ".join(e.decisions.name for e in group)
-        evaluations.append(
-            build_evaluation(
-                f"the {len(sub)} tasks of {label}",
-                sub,
-                pool,
-                seed,
-                base_rows + [(e.decisions, [], e.in_sample) for e in group],
-                None,
-                noise(sub),
-            )
-        )
-
+    evaluations = _evaluations(table, d, seed, base_rows, externals)
     for ev in evaluations:
         for r in ev.routers:
             if r.metrics.tasks_missing:
@@ -363,12 +415,11 @@ def evaluate(
                     f"{r.name}: {r.metrics.tasks_missing} of {ev.n_tasks} tasks have no decision "
                     "(counted as unparseable)"
                 )
-    if cv:
-        assert folds is not None
-        sizes = sorted({len(p.train) for p in partitions})
+    if d.cv:
+        sizes = sorted({len(p.train) for p in d.partitions})
         notes.insert(
             0,
-            f"learned routers were fitted {len(partitions)} times ({folds} folds x {len(fold_seeds)} fold "
+            f"learned routers were fitted {len(d.partitions)} times ({folds} folds x {d.repeats} fold "
             f"seeds), each time on the {sizes[0]}-{sizes[-1]} tasks outside the fold they route",
         )
     elif in_sample_fitted and (fitted.kinds):
@@ -378,7 +429,7 @@ def evaluate(
     cheapest = fitted.chosen.get(baselines.CHEAPEST_NAME)
     if cheapest:
         notes.append(f"{baselines.CHEAPEST_NAME} routed to {', '.join(sorted(cheapest))}")
-    return EvalReport(table=table_info, design=design, seed=seed, evaluations=evaluations, notes=notes)
+    return EvalReport(table=table_info, design=d.design, seed=seed, evaluations=evaluations, notes=notes)
 
 
 def write_report(report: EvalReport, outdir: str | os.PathLike[str], *, plot: bool = True) -> list[Path]:
@@ -388,14 +439,10 @@ def write_report(report: EvalReport, outdir: str | os.PathLike[str], *, plot: bo
     reader sees the previous report or the new one, never a mix; other files in `outdir` are kept,
     and a PNG of an earlier run is dropped when `plot` is off.
     """
-    out = Path(outdir)
     files: dict[str, bytes] = {
         REPORT_JSON: dumps_report(report).encode("utf-8"),
         REPORT_MD: render_markdown(report, PLOT_PNG if plot else None).encode("utf-8"),
     }
     if plot:
         files[PLOT_PNG] = render_png(report)
-    with publish_directory(out, owned=(REPORT_JSON, REPORT_MD, PLOT_PNG)) as staged:
-        for name, data in files.items():
-            (staged / name).write_bytes(data)
-    return [out / name for name in files]
+    return publish_files(outdir, files, owned=(REPORT_JSON, REPORT_MD, PLOT_PNG))

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from router_frontier_rl.route_parser import parse_route
-from router_train.evaluate.decisions import Decisions, EvaluateError, from_labels
+from router_train.scoring.decisions import Decisions, EvaluateError, from_labels
 
 _ID_FIELDS = ("instance_id", "id", "name")
 """Task-row fields that may hold the SWE-bench instance id, tried in this order."""
@@ -96,6 +96,67 @@ def _served_split(data: Any) -> set[str]:
     return out
 
 
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def trace_problem(trace: dict[str, Any]) -> str | None:
+    """What makes `trace` not a verifiers trace this reader can score (a field of the wrong type), or
+    None. A malformed record is refused, never counted as an unparseable decision."""
+    nodes = trace.get("nodes")
+    if nodes is not None and not isinstance(nodes, list):
+        return f"`nodes` is {_kind(nodes)}, not a list"
+    for i, node in enumerate(nodes or []):
+        if not isinstance(node, dict) or not isinstance(node.get("message"), dict):
+            return f"node {i} has no `message` object"
+        message = node["message"]
+        if not isinstance(message.get("role"), str):
+            return f"node {i}: `role` is {_kind(message.get('role'))}, not a string"
+        content = message.get("content")
+        if content is not None and not isinstance(content, str | list):
+            return f"node {i}: `content` is {_kind(content)}, not text or a list of parts"
+        if "sampled" in node and not isinstance(node["sampled"], bool):
+            return f"node {i}: `sampled` is {_kind(node['sampled'])}, not true/false"
+        calls = message.get("tool_calls")
+        if calls is not None and not isinstance(calls, list):
+            return f"node {i}: `tool_calls` is {_kind(calls)}, not a list"
+    reply = trace.get("root_reply")
+    if reply is not None and not isinstance(reply, str):
+        return f"`root_reply` is {_kind(reply)}, not a string"
+    for field in ("rewards", "metrics"):
+        value = trace.get(field)
+        if value is not None and not isinstance(value, dict):
+            return f"`{field}` is {_kind(value)}, not an object"
+    for name, reward in (trace.get("rewards") or {}).items():
+        score = reward.get("score") if isinstance(reward, dict) else None
+        if not isinstance(score, int | float) or isinstance(score, bool):
+            return f"reward {name!r} has no numeric `score`"
+    return None
+
+
+def _pool_of(data: Any) -> list[str] | None:
+    """The pool a task was served with (`RouteData.valid_ids`), or None when the row does not say."""
+    ids = data.get("valid_ids") if isinstance(data, dict) else None
+    if ids is None:
+        return None
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise ValueError(f"`valid_ids` is {_kind(ids)}, not a list of model ids")
+    return ids
+
+
+def _check_pool(data: Any, valid_ids: Sequence[str], where: str) -> None:
+    """Refuse a task row served with another pool than the evaluated table's (or a malformed one)."""
+    try:
+        served = _pool_of(data)
+    except ValueError as exc:
+        raise EvaluateError(f"{where}: malformed task row: {exc}") from None
+    if served is not None and sorted(served) != sorted(valid_ids):
+        raise EvaluateError(
+            f"{where}: recorded on another pool ({', '.join(served)}) than the evaluated table's "
+            f"({', '.join(valid_ids)}): give the --table the traces were recorded with"
+        )
+
+
 def _scores(trace: dict[str, Any]) -> dict[str, float]:
     out: dict[str, float] = {}
     for name, reward in (trace.get("rewards") or {}).items():
@@ -113,7 +174,9 @@ def read_traces(
     """Decisions from a traces.jsonl; episodes of tasks not in `known_tasks` are skipped.
 
     An episode that failed before producing a trace counts as one unparseable decision for its task.
-    Raises EvaluateError (naming the file and line) on unreadable files and lines that are not episodes.
+    Raises EvaluateError (naming the file and line) on unreadable files, lines that are not episodes,
+    malformed traces (`trace_problem`) and tasks served with another pool than `valid_ids` (traces
+    recorded on one pool cannot be scored against another pool's table).
     """
     path = Path(path)
     try:
@@ -141,6 +204,8 @@ def read_traces(
         if not isinstance(traces, list):
             raise EvaluateError(f"{path}:{lineno}: `traces` is not a list")
         task = episode["task"]
+        where = f"{path}:{lineno}"
+        _check_pool(task.get("data"), valid_ids, where)
         if not traces:
             tid = _task_id(task.get("data"), task.get("key"), known_tasks)
             if tid is not None:
@@ -149,7 +214,11 @@ def read_traces(
         for trace in traces:
             if not isinstance(trace, dict):
                 raise EvaluateError(f"{path}:{lineno}: a trace is not an object")
+            problem = trace_problem(trace)
+            if problem is not None:
+                raise EvaluateError(f"{where}: malformed trace: {problem}")
             ttask: dict[str, Any] = trace["task"] if isinstance(trace.get("task"), dict) else task
+            _check_pool(ttask.get("data"), valid_ids, where)
             tid = _task_id(ttask.get("data"), ttask.get("key"), known_tasks)
             if tid is None:
                 continue

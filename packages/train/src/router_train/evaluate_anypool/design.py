@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from router_frontier_rl.pool_draw import draw_pool
 from router_oracle.candidates import CandidateModel
 from router_oracle.derive import CandidateIndex
-from router_train.evaluate.decisions import EvaluateError
+from router_train.scoring.decisions import EvaluateError
 
 HeldOutBy = Literal["provider", "base_model", "model"]
 """How models are grouped into held-out families."""

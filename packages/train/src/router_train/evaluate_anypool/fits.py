@@ -20,13 +20,13 @@ from router_oracle.derive import CandidateIndex
 from router_oracle.table import TaskRecord
 from router_train.anypool import AnyPoolTrainConfig, PoolView, train_any_pool
 from router_train.anypool.heldout import ROUTER_NAME as ANYPOOL_NAME
-from router_train.evaluate import baselines
-from router_train.evaluate.decisions import Decisions, EvaluateError
 from router_train.evaluate.design import Partition
 from router_train.evaluate.fitted import LOCAL_ROUTER_NAME, LocalFitter
 from router_train.evaluate.forked import fork_map
 from router_train.evaluate_anypool.design import EvalPool, HeldOutGroup
 from router_train.local import LocalTrainConfig
+from router_train.scoring import baselines
+from router_train.scoring.decisions import Decisions, EvaluateError
 
 LOGREG_NAME = "tfidf-logreg(balanced)"
 """Row name of the fixed-pool TF-IDF baseline (as `baselines.tfidf_logreg(balanced=True)` names it)."""

@@ -20,7 +20,7 @@ def _draw(ax, report: AnyPoolEvalReport) -> None:  # type: ignore[no-untyped-def
     for ref in FIXED_NAMES:
         xs, ys = [], []
         for p in report.pools:
-            gaps = {name: g.mean for name, g in p.gaps.items()}
+            gaps = {name: g.mean for name, g in p.floored_gaps.items()}
             x, y = gaps.get(ref), gaps.get(ANYPOOL_NAME)
             if x is not None and y is not None:
                 xs.append(x)

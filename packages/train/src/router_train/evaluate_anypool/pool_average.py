@@ -26,18 +26,19 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from router_oracle.frontier import EPS, ModelPoint
+from router_oracle.frontier import ModelPoint
+from router_oracle.report_numbers import EPS
 from router_oracle.table import TaskRecord
-from router_train.evaluate.bootstrap import percentile_interval
-from router_train.evaluate.decisions import Decisions
-from router_train.evaluate.metrics import (
+from router_train.evaluate.report import Evaluation, Gap
+from router_train.evaluate.run import gap_in_points
+from router_train.scoring.bootstrap import percentile_interval
+from router_train.scoring.decisions import Decisions
+from router_train.scoring.metrics import (
     frontier_position,
     per_task_outcomes,
     single_model_points,
     task_resample,
 )
-from router_train.evaluate.report import Evaluation, Gap
-from router_train.evaluate.run import gap_in_points
 
 _TOL = 1e-6
 """Gaps closer than this are equal (report values are rounded to 6 decimals)."""

@@ -1,7 +1,7 @@
 """The any-pool evaluation report: one pydantic model, rendered as JSON, Markdown and a terminal table.
 
-Contract of `report.json` for scripts (version 1): `averages` (one row per router: the gap to the
-random mix averaged over every pool evaluation, in points, with `gap: {mean, low, high, by_fold_seed,
+Contract of `report.json` for scripts (version 1): `averages` (one row per router: the floored gap to
+the random mix averaged over every pool evaluation, in points, with `gap: {mean, low, high, by_fold_seed,
 sd}`), `differences` (the any-pool router minus each fixed-pool router, same shape), `by_group` (the
 same per held-out group) and `pools` (each pool evaluation with its full `evaluate` Evaluation: every
 metric of every router, the single models, the frontier).
@@ -12,8 +12,7 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from router_oracle.frozen_model import FrozenModel
 from router_train.anypool import AnyPoolTrainConfig
 from router_train.evaluate.report import Evaluation, Gap, TableInfo, verdict
 from router_train.evaluate_anypool.design import EvalPool, HeldOutDesign, HeldOutGroup, NamedPool
@@ -24,11 +23,7 @@ PLOT_PNG = "anypool_gaps.png"
 """File name of the plot, beside report.md (which links it)."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class CandidatesInfo(_Frozen):
+class CandidatesInfo(FrozenModel):
     """The candidates table every pool's outcomes come from."""
 
     label: str
@@ -41,7 +36,7 @@ class CandidatesInfo(_Frozen):
     """Tasks in the candidates table."""
 
 
-class AnyPoolDesign(_Frozen):
+class AnyPoolDesign(FrozenModel):
     """How the routers were kept off the tasks and the models they are judged on."""
 
     folds: int
@@ -69,17 +64,17 @@ class AnyPoolDesign(_Frozen):
     """Bootstrap resamples of the tasks."""
 
 
-class PoolResult(_Frozen):
+class PoolResult(FrozenModel):
     """One pool evaluation: a pool, the held-out group it is judged for, and every router on it."""
 
     group: str
     """The held-out group (the any-pool router judged here never trained with its models)."""
     pool: EvalPool
     """The pool."""
-    gaps: dict[str, Gap]
-    """Router -> its gap to the mix in points, [95% CI] over resampled tasks, per fold seed: `evaluate`'s
-    gap, except for a router cheaper than every single model (`floored`), compared with the cheapest one
-    (`pool_average`). What the averages average."""
+    floored_gaps: dict[str, Gap]
+    """Router -> its floored gap to the mix in points, [95% CI] over resampled tasks, per fold seed:
+    `evaluate`'s `gap_vs_mix`, except for a router cheaper than every single model (`floored`), compared
+    with the cheapest one (`pool_average`). What the averages average."""
     floored: list[str]
     """Routers cheaper than every single model of the pool on all tasks."""
     held_out_oracle_share: float
@@ -91,7 +86,7 @@ class PoolResult(_Frozen):
     `gap_vs_mix` is None for a router cheaper than every single model)."""
 
 
-class GroupAverage(_Frozen):
+class GroupAverage(FrozenModel):
     """The averages and differences over one held-out group's pools."""
 
     group: str
@@ -106,7 +101,7 @@ class GroupAverage(_Frozen):
     """The any-pool router minus each fixed-pool router."""
 
 
-class AnyPoolEvalReport(_Frozen):
+class AnyPoolEvalReport(FrozenModel):
     """A whole any-pool evaluation."""
 
     version: Literal[1] = 1
@@ -167,7 +162,7 @@ def _average_rows(averages: list[AverageGap]) -> list[list[str]]:
         [
             "router",
             "pools",
-            "gap vs mix, pts [95% CI]",
+            "floored gap vs mix, pts [95% CI]",
             "sd seeds",
             "sd pools",
             "resolved",
@@ -212,7 +207,7 @@ def _pool_rows(report: AnyPoolEvalReport, routers: list[str]) -> list[list[str]]
     rows = [["group", "pool", "models (held out *)", *routers]]
     for p in report.pools:
         models = ", ".join(m + ("*" if m in p.pool.held_out else "") for m in p.pool.ids)
-        cells = [_ci(p.gaps[r]) + (" c" if r in p.floored else "") for r in routers]
+        cells = [_ci(p.floored_gaps[r]) + (" c" if r in p.floored else "") for r in routers]
         rows.append([p.group, p.pool.name, models, *cells])
     return rows
 
@@ -241,7 +236,7 @@ def _markdown(rows: list[list[str]], right: set[int]) -> list[str]:
 
 def router_names(report: AnyPoolEvalReport) -> list[str]:
     """The routers of every pool evaluation, in row order."""
-    return list(report.pools[0].gaps) if report.pools else []
+    return list(report.pools[0].floored_gaps) if report.pools else []
 
 
 def render_terminal(report: AnyPoolEvalReport) -> str:
@@ -249,7 +244,7 @@ def render_terminal(report: AnyPoolEvalReport) -> str:
     out = [design_text(report), "", f"averaged over the {len(report.pools)} pool evaluations:"]
     out += _fixed(_average_rows(report.averages), {1, 2, 3, 4, 5, 6, 7, 8})
     out += ["", *_fixed(_difference_rows(report.differences), {1, 2, 3})]
-    out += ["", "per held-out group (mean gap vs mix, points):"]
+    out += ["", "per held-out group (mean floored gap vs mix, points):"]
     names = [a.router for a in report.averages]
     rows = [["group", "pools", *names]]
     for g in report.by_group:
@@ -258,13 +253,14 @@ def render_terminal(report: AnyPoolEvalReport) -> str:
     out += _fixed(rows, set(range(1, len(rows[0]))))
     out += [
         "",
-        "per pool (gap vs mix, points [95% CI]; c: cheaper than every model, compared with the cheapest):",
+        "per pool (floored gap vs mix, points [95% CI]; c: cheaper than every model, compared with the "
+        "cheapest):",
     ]
     out += _fixed(_pool_rows(report, router_names(report)), set(range(3, 3 + len(router_names(report)))))
     out += [
         "",
-        "gap vs mix: resolved-rate points above the best random mix of the pool's single models at equal "
-        "cost; [95% bootstrap over resampled tasks, the same resamples in every pool]",
+        "floored gap vs mix: resolved-rate points above the best random mix of the pool's single models at "
+        "equal cost; [95% bootstrap over resampled tasks, the same resamples in every pool]",
     ]
     out += [f"note: {n}" for n in report.notes]
     return "\n".join(out) + "\n"
@@ -292,8 +288,8 @@ def render_markdown(report: AnyPoolEvalReport, plot_file: str | None = PLOT_PNG)
     md += [
         "## Per pool",
         "",
-        "Gap vs mix in points [95% CI]; held-out models marked *; c: the router costs less than every",
-        "single model of the pool, and is compared with the cheapest one.",
+        "Floored gap vs mix in points [95% CI]; held-out models marked *; c: the router costs less than",
+        "every single model of the pool, and is compared with the cheapest one.",
         "",
     ]
     md += [*_markdown(_pool_rows(report, names), set(range(3, 3 + len(names)))), ""]
@@ -304,7 +300,7 @@ def render_markdown(report: AnyPoolEvalReport, plot_file: str | None = PLOT_PNG)
     ]
     md += ["|---|---|---:|" + "---:|" * len(names) + "---|"]
     for p in report.pools:
-        verdicts = "; ".join(f"{n}: {verdict(g)}" for n, g in p.gaps.items())
+        verdicts = "; ".join(f"{n}: {verdict(g)}" for n, g in p.floored_gaps.items())
         md.append(
             f"| {p.group} | {p.pool.name} | {100 * p.held_out_oracle_share:.1f}% | "
             + " | ".join(f"{100 * p.held_out_pick_share[n]:.1f}%" for n in names)
@@ -316,12 +312,12 @@ def render_markdown(report: AnyPoolEvalReport, plot_file: str | None = PLOT_PNG)
         "",
         "## Definitions",
         "",
-        "gap vs mix: a router's resolved rate minus that of the best random mix of the pool's single models",
-        "costing no more (the `evaluate` definition), in points, on every task of the pool's table; each",
-        "task is routed once per fold seed by routers that never trained on it, and the any-pool router",
-        "never trained with the group's models (it knows them only by their capability rows on the train",
-        "folds). A router costing less than every single model of a pool is compared with the cheapest one",
-        "(no credit for the saving; `evaluate` leaves that gap undefined).",
+        "floored gap vs mix: a router's resolved rate minus that of the best random mix of the pool's single",
+        "models costing no more (`evaluate`'s gap vs mix), in points, on every task of the pool's table;",
+        "each task is routed once per fold seed by routers that never trained on it, and the any-pool",
+        "router never trained with the group's models (it knows them only by their capability rows on the",
+        "train folds). A router costing less than every single model of a pool is compared with the",
+        "cheapest one (no credit for the saving; `evaluate` leaves that gap undefined).",
         "Fixed-pool routers are trained on that pool alone, on the same train folds. Averages weigh",
         "every pool evaluation equally. 95% CI: percentile bootstrap over the tasks "
         f"({report.design.resamples} resamples, the",

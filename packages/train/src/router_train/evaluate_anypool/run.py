@@ -7,14 +7,10 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from router_oracle.atomic_file import write_bytes_atomic
 from router_oracle.derive import CandidateIndex
 from router_oracle.noise import estimate_noise
 from router_oracle.table import OracleTable
 from router_train.anypool import AnyPoolTrainConfig
-from router_train.evaluate import baselines
-from router_train.evaluate.bootstrap import RESAMPLES
-from router_train.evaluate.decisions import Decisions, EvaluateError
 from router_train.evaluate.design import fold_partitions
 from router_train.evaluate.fitted import FittedDecisions
 from router_train.evaluate.report import Evaluation, TableInfo
@@ -48,6 +44,10 @@ from router_train.evaluate_anypool.report import (
     render_markdown,
 )
 from router_train.local import LocalTrainConfig
+from router_train.report_files import publish_files
+from router_train.scoring import baselines
+from router_train.scoring.bootstrap import RESAMPLES
+from router_train.scoring.decisions import Decisions, EvaluateError
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
@@ -264,7 +264,7 @@ def _pool_evaluation(
     result = PoolResult(
         group=group.name,
         pool=pool,
-        gaps={n: gaps.gap(n) for n in routers},
+        floored_gaps={n: gaps.gap(n) for n in routers},
         floored=gaps.floored,
         held_out_oracle_share=round(sum(t.oracle in held for t in tasks) / len(tasks), 6) + 0.0,
         held_out_pick_share={n: _held_out_share(d, held) for n, (d, _) in routers.items()},
@@ -276,18 +276,11 @@ def _pool_evaluation(
 def write_report(
     report: AnyPoolEvalReport, outdir: str | os.PathLike[str], *, plot: bool = True
 ) -> list[Path]:
-    """Write report.json, report.md and the PNG into `outdir`; each file appears whole or not at all.
-
-    Everything is rendered before the first write, so a rendering error leaves no file behind."""
-    out = Path(outdir)
+    """Write report.json, report.md and the PNG into `outdir`, all together or none (`publish_files`)."""
     files: dict[str, bytes] = {
         REPORT_JSON: dumps_report(report).encode("utf-8"),
         REPORT_MD: render_markdown(report, PLOT_PNG if plot else None).encode("utf-8"),
     }
     if plot:
         files[PLOT_PNG] = render_png(report)
-    written = []
-    for name, data in files.items():
-        write_bytes_atomic(out / name, data)
-        written.append(out / name)
-    return written
+    return publish_files(outdir, files, owned=(REPORT_JSON, REPORT_MD, PLOT_PNG))

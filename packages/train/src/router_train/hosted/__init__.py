@@ -1,7 +1,9 @@
 """Hosted training on Prime (prime-rl): typed configs, the shipped presets, staging and launch.
 
-`router-train config PRESET` renders a preset (`smoke`, `full`, and their any-pool versions `anypool-smoke`,
-`anypool`); `router-train launch PRESET` runs it.
+`router-train config PRESET [--nodes N]` renders a preset (`smoke`, `full`, their agentic and any-pool
+versions); `router-train launch PRESET` runs it on Prime Hosted Training, `--prime-rl DIR` with prime-rl's
+own `rl` in a checkout (one node, or `--nodes N` with SLURM). Failures raise `errors.LaunchError`
+subclasses carrying their exit status. Manual: docs/training.md.
 The recipe mapping and its deviations are documented in `router_train.hosted.presets`.
 """
 
@@ -15,6 +17,7 @@ from router_train.hosted.config_files import (
     stale_shipped,
     write_shipped,
 )
+from router_train.hosted.errors import LaunchError
 from router_train.hosted.launch import EXIT_CODES_HELP, launch, sources_from_imports
 from router_train.hosted.presets import ENV_ID, PRESET_NAMES, PRESETS, RECIPE, PresetName, preset_config
 from router_train.hosted.prime_tool import prime_ready
@@ -28,6 +31,7 @@ __all__ = [
     "PRESET_NAMES",
     "RECIPE",
     "ConfigFileError",
+    "LaunchError",
     "PackageSource",
     "PresetName",
     "RLConfig",

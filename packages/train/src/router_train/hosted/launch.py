@@ -2,12 +2,14 @@
 
 Steps of a launch (each printed by `--dry-run`, which runs and writes nothing):
 1. load the config (the shipped preset file, or --config) and check it against our schema;
-2. check `prime` is on PATH and logged in (`prime config view`);
+2. check `prime` is on PATH and logged in (`prime config view`, then `prime whoami` against the API);
 3. stage ONE self-contained package (router_frontier_rl + router_oracle) from the built wheels;
 4. `prime env push -p STAGE` (output streamed), read the pushed hub id `owner/router-frontier-rl`;
 5. write runs/<stamp>-<preset>.toml: the config with its taskset id set to that hub id;
 6. `prime train runs/<stamp>-<preset>.toml -y` (output streamed), read the run id;
 7. write runs/<stamp>-<preset>.json (RunRecord), whatever the outcome after staging.
+
+Failures raise `router_train.hosted.errors.LaunchError` subclasses, each with its documented exit status.
 """
 
 from __future__ import annotations
@@ -21,22 +23,35 @@ from importlib import metadata
 from pathlib import Path
 from typing import TextIO
 
+import router_frontier_rl
+import router_oracle
 from router_frontier_rl.swebench_image import swebench_image
 from router_oracle.atomic_file import file_in_the_way, write_text_atomic
-from router_train.cli_args import EXIT_BAD_INPUT  # invalid config, or no usable env build (nothing pushed)
 from router_train.hosted.config_files import (
     ConfigFileError,
     dumps_config,
     load_config,
     shipped_path,
 )
+from router_train.hosted.errors import (
+    BadLaunchInput,
+    LaunchError,
+    NoRunId,
+    PushRejected,
+    ToolNotFound,
+    TrainRejected,
+    exit_codes_help,
+)
 from router_train.hosted.presets import ENV_ID, PresetName
 from router_train.hosted.prime_tool import (
+    DEFAULT_TIMEOUT_S,
     NOT_FOUND,
+    check_login,
+    failure,
     find_prime,
-    login_status,
     parse_pushed_slug,
     parse_run_id,
+    require_prime,
     stream,
 )
 from router_train.hosted.rl_config import RLConfig
@@ -61,21 +76,7 @@ from router_train.hosted.staging import (
     staged_requirements,
 )
 
-EXIT_OK = 0
-EXIT_NO_PRIME = 3
-"""`prime` is not found (not on PATH, not installed beside this Python)."""
-EXIT_NOT_LOGGED_IN = 4
-"""`prime` is not logged in."""
-EXIT_NO_RUN_ID = 5
-"""`prime train` exited 0 but printed no run id (see the record and the output)."""
-# Any other non-zero status is prime's own, passed through from the failing `prime` command.
-
-EXIT_CODES_HELP = (
-    "exit status: 0 launched; 2 bad input (config, env build, --version, a --stage-dir/--runs-dir that is "
-    "a file); 3 `prime` not found (PATH first, then the one installed with router-train); 4 `prime` not "
-    "logged in; 5 no run id in prime's output; any other: the failing prime command's own. --dry-run "
-    "exits with the status a launch would (0, 2 or 3; login is not checked)"
-)
+EXIT_CODES_HELP = exit_codes_help()
 
 DEFAULT_DIST_DIR = Path("dist")
 DEFAULT_STAGE_DIR = Path("dist/hosted-stage/router-frontier-rl")
@@ -87,16 +88,13 @@ def sources_from_imports(version: str | None = None) -> tuple[tuple[PackageSourc
 
     The version is the installed distribution's unless given; a bare checkout has none.
     """
-    import router_frontier_rl
-    import router_oracle
-
     env_root = Path(router_frontier_rl.__file__).resolve().parent.parent
     oracle_root = Path(router_oracle.__file__).resolve().parent.parent
     if version is None:
         try:
             version = metadata.version(ENV_DIST)
         except metadata.PackageNotFoundError:
-            raise StagingError(
+            raise BadLaunchInput(
                 f"{env_root}: {ENV_DIST} is not installed, so its version is unknown; pass --version"
             ) from None
     return (dir_source(env_root, ENV_DIST), dir_source(oracle_root, ORACLE_DIST)), version
@@ -141,11 +139,14 @@ def launch(
     now: Callable[[], datetime] | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
-) -> int:
-    """Launch `preset` on Prime Hosted Training (see the module docstring); returns an exit status.
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> RunRecord | None:
+    """Launch `preset` on Prime Hosted Training (see the module docstring); returns the run's record
+    (None for a dry run). Raises a LaunchError subclass (its exit status documented) when it cannot.
 
     `sources` (env, oracle) replaces the builds found in `dist_dir` (e.g. source directories,
-    then `version` is needed). `config_path` replaces the shipped preset file.
+    then `version` is needed). `config_path` replaces the shipped preset file. `timeout` bounds each
+    `prime` command's wall time in seconds.
     """
     io = _Out(out, err)
     started = (now or (lambda: datetime.now(UTC)))()
@@ -156,24 +157,18 @@ def launch(
     try:
         config = load_config(config_file)
     except ConfigFileError as e:
-        io.error(str(e))
-        return EXIT_BAD_INPUT
+        raise BadLaunchInput(str(e)) from None
     submitted_path = runs_dir / f"{stem}.toml"
     record_path = runs_dir / f"{stem}.json"
 
     if dry_run:
-        return _print_plan(
+        _print_plan(
             io, preset, config, label, dist_dir, stage_dir, sources, version, submitted_path, record_path
         )
+        return None
 
-    prime = find_prime()
-    if prime is None:
-        io.error(NOT_FOUND)
-        return EXIT_NO_PRIME
-    logged_in, why = login_status(prime)
-    if not logged_in:
-        io.error(why)
-        return EXIT_NOT_LOGGED_IN
+    prime = require_prime()
+    check_login(prime, timeout=timeout)
 
     try:
         problem = runs_dir_problem(runs_dir)  # found now, not after the push
@@ -182,13 +177,12 @@ def launch(
         env_src, oracle_src = sources or find_built_sources(dist_dir)
         staged = stage_env(env_src, oracle_src, stage_dir, version=version)
     except StagingError as e:
-        io.error(str(e))
-        return EXIT_BAD_INPUT
+        raise BadLaunchInput(str(e)) from None
     io.line(f"staged {ENV_DIST} {staged.version} ({staged.files} files, self-contained) in {stage_dir}")
 
     commands: list[CommandRecord] = []
 
-    def finish(status: RunStatus, code: int, **fields: str | None) -> int:
+    def finish(status: RunStatus, **fields: str | None) -> RunRecord:
         record = RunRecord(
             preset=preset,
             created_at=started.isoformat(),
@@ -205,15 +199,16 @@ def launch(
         )
         write_record(record, record_path)
         io.line(f"record: {record_path}")
-        return code
+        return record
 
     push_argv = [prime, "env", "push", "-p", str(stage_dir)]
     io.line(f"$ {shlex.join(['prime', *push_argv[1:]])}")
-    pushed = stream(push_argv, echo=io.line)
+    pushed = stream(push_argv, echo=io.line, timeout=timeout)
     commands.append(CommandRecord(argv=push_argv, returncode=pushed.returncode))
     if pushed.returncode != 0:
-        io.error(f"`prime env push` failed (exit {pushed.returncode}); nothing was submitted")
-        return finish("push_failed", pushed.returncode)
+        finish("push_failed")
+        error: LaunchError = failure(pushed, "prime env push", otherwise=PushRejected)
+        raise type(error)(f"{error}; nothing was submitted")
     env_id = parse_pushed_slug(pushed.lines)
     if env_id is None:
         io.error(f"could not read the pushed hub id from `prime env push`; submitting taskset id {ENV_ID}")
@@ -223,18 +218,18 @@ def launch(
     write_text_atomic(submitted_path, submitted)
     train_argv = [prime, "train", str(submitted_path), "-y"]
     io.line(f"$ {shlex.join(['prime', *train_argv[1:]])}")
-    trained = stream(train_argv, echo=io.line)
+    trained = stream(train_argv, echo=io.line, timeout=timeout)
     commands.append(CommandRecord(argv=train_argv, returncode=trained.returncode))
     common = {"env_id": env_id, "submitted_config": str(submitted_path)}
     if trained.returncode != 0:
-        io.error(f"`prime train` failed (exit {trained.returncode})")
-        return finish("train_failed", trained.returncode, **common)
+        finish("train_failed", **common)
+        raise failure(trained, "prime train", otherwise=TrainRejected)
     run_id, url = parse_run_id(trained.lines)
     if run_id is None:
-        io.error("`prime train` succeeded but printed no run id; see its output above")
-        return finish("no_run_id", EXIT_NO_RUN_ID, **common)
+        finish("no_run_id", **common)
+        raise NoRunId(f"`prime train` succeeded but printed no run id; see its output and {record_path}")
     io.line(f"run id: {run_id}")
-    return finish("launched", EXIT_OK, run_id=run_id, dashboard_url=url, **common)
+    return finish("launched", run_id=run_id, dashboard_url=url, **common)
 
 
 def runs_dir_problem(runs_dir: Path) -> str | None:
@@ -268,18 +263,18 @@ def _print_plan(
     version: str | None,
     submitted_path: Path,
     record_path: Path,
-) -> int:
-    """Print the plan; return the status a launch would exit with, as far as it is known without
-    running `prime` (login, exit 4, is checked only by the launch itself)."""
+) -> None:
+    """Print the plan; raise what a launch would raise, as far as it is known without running `prime`
+    (login, exit 4, is checked only by the launch itself)."""
     io.line(f"# router-train launch {preset} --dry-run: the plan; nothing is run or written.")
     io.line(f"# config: {label}, valid")
-    codes: list[int] = []
+    errors: list[LaunchError] = []
     prime = find_prime()
     if prime is None:
-        io.line(f"# prime: not found; a launch would exit {EXIT_NO_PRIME}: {NOT_FOUND}")
-        codes.append(EXIT_NO_PRIME)
+        errors.append(ToolNotFound(NOT_FOUND))
+        io.line(f"# prime: not found; a launch would exit {ToolNotFound.exit_code}: {NOT_FOUND}")
     else:
-        io.line(f"# prime: {prime} (login is checked with `prime config view` at launch)")
+        io.line(f"# prime: {prime} (login is checked with `prime config view` and `prime whoami` at launch)")
     problems = [p for p in (stage_dir_problem(stage_dir), runs_dir_problem(record_path.parent)) if p]
     try:
         env_src, oracle_src = sources or find_built_sources(dist_dir)
@@ -295,9 +290,9 @@ def _print_plan(
     except StagingError as e:
         problems.append(str(e))
     for problem in problems:
-        io.line(f"# 1. stage: not possible now, a launch would exit {EXIT_BAD_INPUT}: {problem}")
+        io.line(f"# 1. stage: not possible now, a launch would exit {BadLaunchInput.exit_code}: {problem}")
     if problems:
-        codes.append(EXIT_BAD_INPUT)
+        errors.append(BadLaunchInput(problems[0]))
     io.line(f"$ {shlex.join(['prime', 'env', 'push', '-p', str(stage_dir)])}")
     io.line(
         f"# 2. write {submitted_path}: the config below, taskset id {ENV_ID} -> the pushed OWNER/{ENV_ID}"
@@ -319,17 +314,14 @@ def _print_plan(
         io.line(text_line)
     io.line("# --- end of config ---")
     # The launch stops at its first problem: `prime` is looked for before anything is staged.
-    code = codes[0] if codes else EXIT_OK
-    io.line(f"# dry run: a launch would exit {code}" + ("" if code else " (or 4 if prime is not logged in)"))
-    return code
+    if errors:
+        io.line(f"# dry run: a launch would exit {errors[0].exit_code}")
+        raise errors[0]
+    io.line("# dry run: a launch would exit 0 (or 4 if prime is not logged in)")
 
 
 __all__ = [
-    "EXIT_BAD_INPUT",
-    "EXIT_NOT_LOGGED_IN",
-    "EXIT_NO_PRIME",
-    "EXIT_NO_RUN_ID",
-    "EXIT_OK",
+    "EXIT_CODES_HELP",
     "launch",
     "sources_from_imports",
 ]

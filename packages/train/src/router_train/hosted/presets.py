@@ -62,6 +62,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from router_train.hosted.errors import BadLaunchInput
 from router_train.hosted.rl_config import (
     AdamWConfig,
     AgentConfig,
@@ -70,12 +71,14 @@ from router_train.hosted.rl_config import (
     EvalSamplingConfig,
     EvalSourceConfig,
     HarnessConfig,
+    MultiNodeDeploymentConfig,
     OrchestratorConfig,
     RLConfig,
     RuntimeConfig,
     SharedCheckpointConfig,
     SharedModelConfig,
     SingleNodeDeploymentConfig,
+    SlurmConfig,
     TasksetArgs,
     TrainConfig,
     TrainerConfig,
@@ -213,84 +216,117 @@ class PresetSpec(BaseModel):
         )
 
 
-PRESETS: dict[PresetName, PresetSpec] = {
-    "smoke": PresetSpec(
-        name="smoke",
-        description="a few cheap steps on a 4B model: checks the env, the config and the pipeline",
+class Scale(BaseModel):
+    """A recipe's scale and run logistics: what `smoke` and `full` differ in (the hyperparameters are
+    RECIPE's for both)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str
+    """Hugging Face id of the policy."""
+    max_steps: int = Field(ge=1)
+    """Training steps."""
+    tasks_per_step: int = Field(ge=1)
+    """Distinct tasks per step."""
+    max_completion_tokens: int = Field(ge=1)
+    """Completion token cap (per turn) of the single-turn and any-pool variants."""
+    agentic_max_completion_tokens: int = Field(ge=1)
+    """Completion token cap per turn of the agentic variant (its episode holds turn_budget of them)."""
+    turn_budget: int = Field(ge=1)
+    """The agentic variant's turn budget."""
+    num_train_gpus: int = Field(ge=1)
+    """Trainer GPUs."""
+    num_infer_gpus: int = Field(ge=1)
+    """Inference GPUs."""
+    eval_interval: int | None = Field(default=None, ge=1)
+    """Eval cadence in steps; None: no eval during training."""
+    checkpoint: bool
+    """Save a checkpoint at the end of training."""
+
+
+SCALES: dict[Literal["smoke", "full"], Scale] = {
+    "smoke": Scale(
         model="Qwen/Qwen3-4B-Instruct-2507",
         max_steps=5,
         tasks_per_step=8,
         max_completion_tokens=1024,
+        agentic_max_completion_tokens=1024,
+        turn_budget=6,
         num_train_gpus=1,
         num_infer_gpus=1,
-        eval_interval=None,
         checkpoint=False,
     ),
-    "full": PresetSpec(
-        name="full",
-        description="the reference recipe on the reference's model (Qwen3.6-35B-A3B)",
+    "full": Scale(
         model="Qwen/Qwen3.6-35B-A3B",
         max_steps=100,
         tasks_per_step=RECIPE.tasks_per_step,
         max_completion_tokens=RECIPE.max_tokens,
-        num_train_gpus=4,
-        num_infer_gpus=4,
-        eval_interval=10,
-        checkpoint=True,
-    ),
-    "agentic-smoke": PresetSpec(
-        name="agentic-smoke",
-        description="smoke with repo_access: the 4B model reads each task's repository for up to 6 turns",
-        model="Qwen/Qwen3-4B-Instruct-2507",
-        max_steps=5,
-        tasks_per_step=8,
-        max_completion_tokens=1024,
-        num_train_gpus=1,
-        num_infer_gpus=1,
-        eval_interval=None,
-        checkpoint=False,
-        turn_budget=6,
-    ),
-    "agentic-full": PresetSpec(
-        name="agentic-full",
-        description="the reference recipe with repo_access: up to 10 turns reading the repository first",
-        model="Qwen/Qwen3.6-35B-A3B",
-        max_steps=100,
-        tasks_per_step=RECIPE.tasks_per_step,
-        max_completion_tokens=4096,
-        num_train_gpus=4,
-        num_infer_gpus=4,
-        eval_interval=10,
-        checkpoint=True,
+        agentic_max_completion_tokens=4096,
         turn_budget=10,
+        num_train_gpus=4,
+        num_infer_gpus=4,
+        eval_interval=10,
+        checkpoint=True,
+    ),
+}
+"""The two recipes' scales: `smoke` (a few cheap steps on a 4B model) and `full` (the reference's)."""
+
+Variant = Literal["plain", "agentic", "anypool"]
+
+# (scale, variant) -> preset name and description; the name of `plain` is the scale's own.
+_PRESET_TABLE: dict[PresetName, tuple[Literal["smoke", "full"], Variant, str]] = {
+    "smoke": (
+        "smoke",
+        "plain",
+        "a few cheap steps on a 4B model: checks the env, the config and the pipeline",
+    ),
+    "full": ("full", "plain", "the reference recipe on the reference's model (Qwen3.6-35B-A3B)"),
+    "agentic-smoke": (
+        "smoke",
+        "agentic",
+        "smoke with repo_access: the 4B model reads each task's repository for up to 6 turns",
+    ),
+    "agentic-full": (
+        "full",
+        "agentic",
+        "the reference recipe with repo_access: up to 10 turns reading the repository first",
     ),
     # Any-pool presets (issue 13): `smoke` / `full` with the env drawing a pool per task.
-    "anypool-smoke": PresetSpec(
-        name="anypool-smoke",
-        description="`smoke` with a pool drawn per task from the candidates: checks the any-pool pipeline",
-        model="Qwen/Qwen3-4B-Instruct-2507",
-        max_steps=5,
-        tasks_per_step=8,
-        max_completion_tokens=1024,
-        num_train_gpus=1,
-        num_infer_gpus=1,
-        eval_interval=None,
-        checkpoint=False,
-        any_pool=ANY_POOL,
+    "anypool-smoke": (
+        "smoke",
+        "anypool",
+        "`smoke` with a pool drawn per task from the candidates: checks the any-pool pipeline",
     ),
-    "anypool": PresetSpec(
-        name="anypool",
-        description="the reference recipe on pools drawn per task; eval pools hold models never trained with",
-        model="Qwen/Qwen3.6-35B-A3B",
-        max_steps=100,
-        tasks_per_step=RECIPE.tasks_per_step,
-        max_completion_tokens=RECIPE.max_tokens,
-        num_train_gpus=4,
-        num_infer_gpus=4,
-        eval_interval=10,
-        checkpoint=True,
-        any_pool=ANY_POOL,
+    "anypool": (
+        "full",
+        "anypool",
+        "the reference recipe on pools drawn per task; eval pools hold models never trained with",
     ),
+}
+
+
+def make_preset(name: PresetName, scale: Scale, variant: Variant, description: str) -> PresetSpec:
+    """A preset: `scale` with the env in `variant` mode (plain chat, agentic repo access, any-pool)."""
+    agentic = variant == "agentic"
+    return PresetSpec(
+        name=name,
+        description=description,
+        model=scale.model,
+        max_steps=scale.max_steps,
+        tasks_per_step=scale.tasks_per_step,
+        max_completion_tokens=scale.agentic_max_completion_tokens if agentic else scale.max_completion_tokens,
+        num_train_gpus=scale.num_train_gpus,
+        num_infer_gpus=scale.num_infer_gpus,
+        eval_interval=scale.eval_interval,
+        checkpoint=scale.checkpoint,
+        turn_budget=scale.turn_budget if agentic else None,
+        any_pool=ANY_POOL if variant == "anypool" else None,
+    )
+
+
+PRESETS: dict[PresetName, PresetSpec] = {
+    name: make_preset(name, SCALES[scale], variant, description)
+    for name, (scale, variant, description) in _PRESET_TABLE.items()
 }
 
 
@@ -388,3 +424,37 @@ def build_config(spec: PresetSpec, recipe: Recipe = RECIPE) -> RLConfig:
 def preset_config(name: PresetName) -> RLConfig:
     """The config of preset `name`."""
     return build_config(PRESETS[name])
+
+
+MIN_NODES = 2
+"""A multi-node deployment has at least one trainer node and one inference node."""
+
+
+def multi_node_config(config: RLConfig, name: str, nodes: int) -> RLConfig:
+    """`config` on `nodes` whole nodes (prime-rl's multi-node deployment, started with SLURM): half the
+    nodes train, the rest (the larger half) serve inference, like the 4 + 4 GPU split of one node.
+
+    Raises BadLaunchInput when the preset does not fit: fewer than two nodes, or a preset whose
+    single-node split does not fill a node (the smoke presets: a 4B model on two GPUs).
+    """
+    if nodes < MIN_NODES:
+        raise BadLaunchInput(
+            f"--nodes {nodes}: a multi-node deployment needs {MIN_NODES} nodes (trainer, inference)"
+        )
+    single = config.deployment
+    if not isinstance(single, SingleNodeDeploymentConfig):
+        raise BadLaunchInput(f"preset {name}: already a multi-node config")
+    gpus = single.num_train_gpus + single.num_infer_gpus
+    if gpus < 8:
+        raise BadLaunchInput(
+            f"--nodes {nodes}: preset {name} uses {gpus} GPUs of one node; --nodes is for presets that fill "
+            "a node (full, agentic-full, anypool)"
+        )
+    train = nodes // 2
+    return config.model_copy(
+        update={
+            "deployment": MultiNodeDeploymentConfig(num_train_nodes=train, num_infer_nodes=nodes - train),
+            "slurm": SlurmConfig(job_name=f"router-frontier-rl-{name}"),
+        },
+        deep=True,
+    )

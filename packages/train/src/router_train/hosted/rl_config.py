@@ -242,6 +242,32 @@ class SingleNodeDeploymentConfig(_Strict):
     """GPUs given to vLLM inference (hosted RL runs need at least one)."""
 
 
+class MultiNodeDeploymentConfig(_Strict):
+    """`[deployment]` (rl.py MultiNodeDeploymentConfig): whole nodes for the trainer and for inference,
+    started by prime-rl's SLURM launcher (rl.py requires `[slurm]` for it)."""
+
+    type: Literal["multi_node"] = "multi_node"
+    """Deployment discriminator."""
+    gpus_per_node: int = Field(default=8, ge=1)
+    """GPUs per node."""
+    num_train_nodes: int = Field(ge=1)
+    """Nodes running the trainer."""
+    num_infer_nodes: int = Field(ge=1)
+    """Nodes running vLLM inference (one replica)."""
+
+
+class SlurmConfig(_Strict):
+    """`[slurm]` (shared.py SlurmConfig): prime-rl writes an sbatch script from its bundled multi-node
+    template and submits it; unset fields keep prime-rl's defaults (partition `cluster`, no account)."""
+
+    job_name: str
+    """SLURM job name."""
+    partition: str | None = None
+    """SLURM partition; unset: prime-rl's default `cluster`."""
+    account: str | None = None
+    """SLURM account to charge; unset: none."""
+
+
 class SharedCheckpointConfig(_Strict):
     """`[ckpt]` (rl.py SharedCheckpointConfig); an empty table checkpoints at the end of training."""
 
@@ -262,8 +288,10 @@ class RLConfig(_Strict):
     """Sequence length, prompt plus completion (propagated to trainer and orchestrator)."""
     model: SharedModelConfig
     """Policy model."""
-    deployment: SingleNodeDeploymentConfig
-    """GPU split between trainer and inference."""
+    deployment: SingleNodeDeploymentConfig | MultiNodeDeploymentConfig = Field(discriminator="type")
+    """GPU split between trainer and inference (one node), or nodes (many)."""
+    slurm: SlurmConfig | None = None
+    """SLURM launch of a multi-node deployment; unset for one node."""
     ckpt: SharedCheckpointConfig | None = None
     """Checkpointing; unset: no checkpoints."""
     inference: InferenceConfig = InferenceConfig()

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Literal, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ValidationError, model_validator
 
 from router_oracle.atomic_file import write_text_atomic
+from router_oracle.frozen_model import FrozenModel
 from router_oracle.validation_message import one_line
 from router_train.local.config import FeatureConfig, LocalTrainConfig, LocalTrainError
 from router_train.local.features import FeatureState, feature_dim
@@ -22,10 +23,8 @@ CHECKPOINT_VERSION = 2
 """Bumped on any change an older reader would misinterpret (`LocalCheckpoint.version`)."""
 
 
-class LocalCheckpoint(BaseModel):
+class LocalCheckpoint(FrozenModel):
     """A trained local router: everything needed to featurise a task and route it."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["router-train-local"] = "router-train-local"
     """Marks the file as a local-trainer checkpoint."""

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from router_frontier_rl.rewards import REWARD_NAMES, check_weights
+from router_oracle.frozen_model import FrozenModel
 from router_train.local.grpo import Advantage
 
 
@@ -15,11 +16,7 @@ class LocalTrainError(ValueError):
     """A local training run that cannot start or a checkpoint that cannot be read (message names the file)."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class FeatureConfig(_Strict):
+class FeatureConfig(FrozenModel):
     """How a task becomes a feature vector: only what a router sees before it routes."""
 
     text: Literal["tfidf", "hashed", "off"] = "tfidf"
@@ -47,7 +44,7 @@ class FeatureConfig(_Strict):
     annotation metadata a deployed router would not have for a new issue."""
 
 
-class RewardWeights(_Strict):
+class RewardWeights(FrozenModel):
     """Training reward = sum of weight x the env's own `RouteScores` field, per sampled completion.
 
     The default is exactly the env's `routed_reward`; other weights let a run add, e.g., a small cost
@@ -72,7 +69,7 @@ class RewardWeights(_Strict):
         return self
 
 
-class LocalTrainConfig(_Strict):
+class LocalTrainConfig(FrozenModel):
     """One `router-train local` run: GRPO of a linear softmax router on the CPU."""
 
     table_path: Path | None = None

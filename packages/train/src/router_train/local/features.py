@@ -11,22 +11,21 @@ from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
-from pydantic import BaseModel, ConfigDict
+from pydantic import Field
 from sklearn.feature_extraction.text import HashingVectorizer
 
+from router_oracle.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
 from router_train.local.config import FeatureConfig
 from router_train.text_features import fit_tfidf, tfidf_matrix
 
 
-class FeatureState(BaseModel):
+class FeatureState(FrozenModel):
     """What feature fitting learned from the train split."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    vocabulary: list[str] = []
+    vocabulary: list[str] = Field(default_factory=list)
     """`tfidf` text: the words, in column order (empty otherwise)."""
-    idf: list[float] = []
+    idf: list[float] = Field(default_factory=list)
     """`tfidf` text: each word's idf."""
     bucket_weights: list[float] | None
     """`hashed` text, per hash bucket: its idf (1.0 when `FeatureConfig.idf` is off), 0.0 for buckets

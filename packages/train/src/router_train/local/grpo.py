@@ -1,8 +1,12 @@
-"""GRPO for a linear softmax policy: group advantages, the policy gradient, AdamW."""
+"""GRPO for a linear softmax policy: the one step both local trainers run (`grpo_step`: the fixed-pool
+router of `local/` and the any-pool router of `anypool/`, each supplying its probabilities, its scores
+and the map from a gradient on its logits to one on its weights), and its parts: group advantages, the
+policy gradient, AdamW."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -48,10 +52,8 @@ def sample_actions(probs: np.ndarray, samples: int, rng: np.random.Generator) ->
     return out
 
 
-def policy_gradient(
-    x: sp.csr_matrix, probs: np.ndarray, actions: np.ndarray, advantages: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Gradient of the GRPO loss -mean(A * log pi(a | x)) over all samples, w.r.t. (weights, bias).
+def logits_gradient(probs: np.ndarray, actions: np.ndarray, advantages: np.ndarray) -> np.ndarray:
+    """Gradient of the GRPO loss -mean(A * log pi(a | x)) over all samples, w.r.t. the logits (rows, K).
 
     d log pi(a | x) / d logits = onehot(a) - pi(x). On-policy with one update per batch, so the
     importance ratio is 1 and PPO-style clipping would never bind: it is left out.
@@ -60,7 +62,15 @@ def policy_gradient(
     k = probs.shape[1]
     onehot_adv = np.zeros((n_tasks, k))
     np.add.at(onehot_adv, (np.repeat(np.arange(n_tasks), n_samples), actions.ravel()), advantages.ravel())
-    g_logits = -(onehot_adv - advantages.sum(axis=1, keepdims=True) * probs) / (n_tasks * n_samples)
+    out: np.ndarray = -(onehot_adv - advantages.sum(axis=1, keepdims=True) * probs) / (n_tasks * n_samples)
+    return out
+
+
+def policy_gradient(
+    x: sp.csr_matrix, probs: np.ndarray, actions: np.ndarray, advantages: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The GRPO loss's gradient w.r.t. (weights, bias) of the linear policy logits = x @ weights + bias."""
+    g_logits = logits_gradient(probs, actions, advantages)
     grad_w = np.asarray(x.T @ g_logits)
     grad_b = g_logits.sum(axis=0)
     return grad_w, grad_b
@@ -110,3 +120,47 @@ def clip_grad_norm(grad_w: np.ndarray, grad_b: np.ndarray, max_norm: float) -> f
         grad_w *= scale
         grad_b *= scale
     return norm
+
+
+@dataclass(frozen=True)
+class GRPOStep:
+    """What one GRPO step sampled and did."""
+
+    actions: np.ndarray
+    """(tasks, samples): the sampled choice of each sample, an index into its task's candidates."""
+    scores: Mapping[str, np.ndarray]
+    """Score name -> (tasks, samples) array: `reward` (the training reward) and the env's scores."""
+    grad_norm: float
+    """Global l2 norm of the gradient, before clipping."""
+
+
+def grpo_step(
+    probs: np.ndarray,
+    scores_of: Callable[[np.ndarray], Mapping[str, np.ndarray]],
+    backprop: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+    params: tuple[np.ndarray, np.ndarray],
+    opt: AdamW,
+    rng: np.random.Generator,
+    *,
+    samples: int,
+    advantage: Advantage,
+    adv_eps: float,
+    max_grad_norm: float,
+    choices: np.ndarray | None = None,
+) -> GRPOStep:
+    """One GRPO update of a softmax policy whose `probs` (tasks, K) the caller computed for a batch.
+
+    Samples `samples` choices per task, scores them with `scores_of(actions)` (it must give `reward`),
+    turns the rewards into group advantages, the gradient on the logits into one on `params` (weights,
+    bias) with `backprop`, clips it and steps `opt`, updating `params` in place. `choices` (tasks, 1):
+    each task's number of valid candidates where they differ (padded pools); a draw never lands past it.
+    """
+    actions = sample_actions(probs, samples, rng)
+    if choices is not None:  # only float rounding of the cdf can land a draw past a pool's last model
+        actions = np.minimum(actions, choices - 1)
+    scores = scores_of(actions)
+    adv = group_advantages(scores["reward"], adv_eps, advantage)
+    grad_w, grad_b = backprop(logits_gradient(probs, actions, adv))
+    grad_norm = clip_grad_norm(grad_w, grad_b, max_grad_norm)
+    opt.step(*params, grad_w, grad_b)
+    return GRPOStep(actions=actions, scores=scores, grad_norm=grad_norm)

@@ -1,21 +1,19 @@
 """The local trainer's end-of-run summary: its router against the baselines on the held-out split.
 
-Every number comes from the evaluate package's metrics (`router_train.evaluate.metrics`), which score
+Every number comes from the evaluate package's metrics (`router_train.scoring.metrics`), which score
 choices with the env's own `score_route`; this module only picks the rows the summary shows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict
-
+from router_oracle.frontier import ModelPoint
+from router_oracle.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
-
-if TYPE_CHECKING:
-    from router_oracle.frontier import ModelPoint
-    from router_train.evaluate.metrics import RouterMetrics
+from router_train.scoring import baselines
+from router_train.scoring.decisions import from_labels
+from router_train.scoring.metrics import RouterMetrics, compute_metrics, single_model_points
 
 ROUTER_NAME = "local-grpo"
 """Row name of the trained router."""
@@ -23,11 +21,7 @@ RANDOM_NAME = "random(expected)"
 """Row name of the uniform random router (its exact expectation, from the evaluate baselines)."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class HeldOutRow(_Frozen):
+class HeldOutRow(FrozenModel):
     """One router on the held-out tasks."""
 
     name: str
@@ -45,7 +39,7 @@ class HeldOutRow(_Frozen):
     """Total cost over the held-out tasks, USD."""
 
 
-class HeldOutSummary(_Frozen):
+class HeldOutSummary(FrozenModel):
     """The trained router against the baselines on the held-out split."""
 
     n_tasks: int
@@ -71,10 +65,6 @@ def router_metrics(
     tasks: Sequence[TaskRecord], routes: Sequence[str], single_models: Sequence[ModelPoint] | None = None
 ) -> RouterMetrics:
     """The trained router's metrics for its greedy `routes` (one per task) on `tasks`."""
-    # Imported here: the evaluate package loads local checkpoints, so a module-level import could cycle.
-    from router_train.evaluate.decisions import from_labels
-    from router_train.evaluate.metrics import compute_metrics
-
     picks = {t.instance_id: [r] for t, r in zip(tasks, routes, strict=True)}
     return compute_metrics(from_labels(ROUTER_NAME, "checkpoint", picks), tasks, single_models)
 
@@ -83,9 +73,6 @@ def heldout_summary(
     tasks: Sequence[TaskRecord], pool_ids: Sequence[str], routes: Sequence[str]
 ) -> HeldOutSummary:
     """Score greedy `routes` (one per task) and the baselines on `tasks`."""
-    from router_train.evaluate import baselines
-    from router_train.evaluate.metrics import compute_metrics, single_model_points
-
     baseline_routers = [
         baselines.uniform_random_expected(tasks, pool_ids),
         *(baselines.always(m, tasks) for m in pool_ids),

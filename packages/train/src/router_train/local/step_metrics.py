@@ -1,14 +1,19 @@
-"""One line of `metrics.jsonl`: what a GRPO step of the local trainer saw and did."""
+"""One line of `metrics.jsonl`: what a GRPO step of a local trainer (fixed-pool or any-pool) saw and did."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+import numpy as np
+
+from router_oracle.frozen_model import FrozenModel
+from router_oracle.report_numbers import rounded
+from router_train.local.grpo import GRPOStep
+
+STEP_SCORES = ("routed_reward", "chose_oracle", "resolved_if_chosen", "cost_if_chosen")
+"""The env scores (by their `RouteScores` name) a step record averages over its samples."""
 
 
-class StepMetrics(BaseModel):
+class StepMetrics(FrozenModel):
     """Metrics of one step; floats rounded to 6 decimals so files compare byte for byte."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     step: int
     """1-based step number."""
@@ -41,3 +46,22 @@ class StepMetrics(BaseModel):
 
     def to_line(self) -> str:
         return self.model_dump_json(exclude_none=True) + "\n"
+
+
+def step_record(
+    step: int, probs: np.ndarray, done: GRPOStep, route_share: dict[str, float], **heldout: float
+) -> StepMetrics:
+    """The record of GRPO step `step`: its policy `probs` before the update, what `grpo_step` did, the
+    share of samples per model id, and any held-out numbers."""
+    rewards = done.scores["reward"]
+    entropy = float(-(probs * np.log(np.clip(probs, 1e-12, None))).sum(axis=1).mean())
+    return StepMetrics(
+        step=step,
+        reward=rounded(rewards.mean()),
+        **{name: rounded(done.scores[name].mean()) for name in STEP_SCORES},
+        entropy=rounded(entropy),
+        groups_with_signal=rounded(float((rewards.std(axis=1) > 0).mean())),
+        grad_norm=rounded(done.grad_norm),
+        route_share={k: rounded(v) for k, v in route_share.items()},
+        **heldout,
+    )

@@ -26,23 +26,19 @@ from router_frontier_rl.bundled import BUNDLED_TABLE, bundled_table_path
 from router_frontier_rl.rewards import REWARD_NAMES, RouteScores, score_completion, score_route
 from router_frontier_rl.route_parser import format_route
 from router_frontier_rl.split import select_tasks, stratified_folds, upsampled
-from router_oracle.atomic_file import output_directory, publish_directory
+from router_oracle.atomic_file import output_directory, publish_directory, refuse_inputs_as_outputs
 from router_oracle.file_hash import sha256_file
-from router_oracle.table import OracleTable, TaskRecord, load_table
+from router_oracle.frontier import frontier_vertices
+from router_oracle.table import OracleTable, TaskRecord
+from router_oracle.table_check import load_table
 from router_train.local.checkpoint import checkpoint_of, save_checkpoint
 from router_train.local.config import LocalTrainConfig, LocalTrainError, RewardWeights
 from router_train.local.features import feature_dim, featurize, fit_features, unique_tasks
-from router_train.local.grpo import (
-    AdamW,
-    clip_grad_norm,
-    group_advantages,
-    policy_gradient,
-    sample_actions,
-    task_batches,
-)
+from router_train.local.grpo import AdamW, grpo_step, task_batches
 from router_train.local.heldout import HeldOutSummary, heldout_summary, router_metrics
 from router_train.local.policy import RouterPolicy
-from router_train.local.step_metrics import StepMetrics
+from router_train.local.step_metrics import STEP_SCORES, StepMetrics, step_record
+from router_train.scoring.metrics import single_model_points
 
 CHECKPOINT_FILE = "checkpoint.json"
 METRICS_FILE = "metrics.jsonl"
@@ -95,10 +91,6 @@ def _load(cfg: LocalTrainConfig) -> tuple[OracleTable, str, str]:
     return table, str(cfg.table_path) if cfg.table_path is not None else BUNDLED_TABLE_NAME, sha256_file(path)
 
 
-def _r(x: float) -> float:
-    return round(float(x), 6) + 0.0
-
-
 def _greedy_eval(
     policy: RouterPolicy, eval_tasks: list[TaskRecord], x_eval: sp.csr_matrix
 ) -> dict[str, float]:
@@ -143,9 +135,6 @@ def score_table(tasks: Sequence[TaskRecord], pool_ids: Sequence[str]) -> list[li
 def frontier_slope(tasks: Sequence[TaskRecord], pool_ids: Sequence[str]) -> float:
     """Resolved rate per USD along the first segment of the single models' mix frontier on `tasks`
     (from the cheapest corner); 0 when the cheapest model is also the best."""
-    from router_oracle.frontier import frontier_vertices
-    from router_train.evaluate.metrics import single_model_points
-
     corners = frontier_vertices(single_model_points(tasks, pool_ids))
     if len(corners) < 2:
         return 0.0
@@ -295,8 +284,7 @@ def _grpo(
     x_uniq = featurize(cfg.features, state, uniq)
     task_rows = np.asarray([row_of[t.instance_id] for t in epoch], dtype=np.int64)
     scores = score_table(uniq, pool_ids)
-    fields = ("routed_reward", "chose_oracle", "resolved_if_chosen", "cost_if_chosen")
-    table = {f: np.asarray([[getattr(s, f) for s in row] for row in scores]) for f in fields}
+    table = {f: np.asarray([[getattr(s, f) for s in row] for row in scores]) for f in STEP_SCORES}
     reward_of = np.asarray([[s.weighted(weights_5) for s in row] for row in scores])
     eval_tasks = list(eval_tasks)
     x_eval = featurize(cfg.features, state, eval_tasks) if eval_tasks else None
@@ -326,12 +314,28 @@ def _grpo(
         rows = task_rows[next(batches)]
         x = x_uniq[rows]
         probs = policy.probabilities_from_features(x)
-        actions = sample_actions(probs, cfg.samples_per_task, rng)
-        rewards = reward_of[rows[:, None], actions]
-        adv = group_advantages(rewards, cfg.adv_eps, cfg.advantage)
-        grad_w, grad_b = policy_gradient(x, probs, actions, adv)
-        grad_norm = clip_grad_norm(grad_w, grad_b, cfg.max_grad_norm)
-        opt.step(policy.weights, policy.bias, grad_w, grad_b)
+
+        def scores_of(actions: np.ndarray, rows: np.ndarray = rows) -> dict[str, np.ndarray]:
+            return {
+                "reward": reward_of[rows[:, None], actions],
+                **{f: table[f][rows[:, None], actions] for f in STEP_SCORES},
+            }
+
+        def backprop(g_logits: np.ndarray, x: sp.csr_matrix = x) -> tuple[np.ndarray, np.ndarray]:
+            return np.asarray(x.T @ g_logits), g_logits.sum(axis=0)  # logits = x @ weights + bias
+
+        done = grpo_step(
+            probs,
+            scores_of,
+            backprop,
+            (policy.weights, policy.bias),
+            opt,
+            rng,
+            samples=cfg.samples_per_task,
+            advantage=cfg.advantage,
+            adv_eps=cfg.adv_eps,
+            max_grad_norm=cfg.max_grad_norm,
+        )
         if step > tail_start:
             tail_w += policy.weights
             tail_b += policy.bias
@@ -345,26 +349,17 @@ def _grpo(
                 policy.bias = policy.bias + bias_shift
         if not keep_records:
             continue
-        entropy = float(-(probs * np.log(np.clip(probs, 1e-12, None))).sum(axis=1).mean())
         held = (
             _greedy_eval(policy, eval_tasks, x_eval)
             if x_eval is not None and (step % eval_every == 0 or step == cfg.steps)
             else {}
         )
-        record = StepMetrics(
-            step=step,
-            reward=_r(rewards.mean()),
-            **{f: _r(table[f][rows[:, None], actions].mean()) for f in fields},
-            entropy=_r(entropy),
-            groups_with_signal=_r(float((rewards.std(axis=1) > 0).mean())),
-            grad_norm=_r(grad_norm),
-            route_share={m: _r(float((actions == j).mean())) for j, m in enumerate(pool_ids)},
-            **held,
-        )
+        share = {m: float((done.actions == j).mean()) for j, m in enumerate(pool_ids)}
+        record = step_record(step, probs, done, share, **held)
         records.append(record)
         if on_step is not None:
             on_step(record)
-        bar.set_postfix(reward=f"{record.reward:.3f}", entropy=f"{entropy:.3f}", refresh=False)
+        bar.set_postfix(reward=f"{record.reward:.3f}", entropy=f"{record.entropy:.3f}", refresh=False)
     bar.close()
     return FitResult(
         policy=policy,
@@ -380,6 +375,7 @@ def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainRe
     """Train on the env's train split; write checkpoint / metrics / summary under `cfg.output_dir`."""
     start = time.perf_counter()
     output_directory(cfg.output_dir)  # an unusable output path fails now, not after training
+    refuse_inputs_as_outputs([Path(cfg.output_dir) / n for n in OUTPUT_FILES], [("--table", cfg.table_path)])
     table, table_name, table_sha = _load(cfg)
     pool_ids = table.pool.ids
     try:

@@ -16,15 +16,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from router_oracle.atomic_file import write_text_atomic
 from router_oracle.table import TaskRecord
-from router_train.evaluate.baselines import (
+from router_train.local.checkpoint import dumps_checkpoint, read_json_model
+from router_train.route.spec import RouteError
+from router_train.scoring.baselines import (
     CHEAPEST_NAME,
     CheapestFit,
     KnnFit,
     LogregFit,
     TfidfFeatures,
 )
-from router_train.local.checkpoint import dumps_checkpoint, read_json_model
-from router_train.route.spec import RouteError
 
 BASELINE_CHECKPOINT_VERSION = 1
 """Bumped on any change an older reader would misinterpret (`BaselineCheckpoint.version`)."""

@@ -18,7 +18,7 @@ from router_frontier_rl.capabilities import CapabilitySummary
 from router_frontier_rl.prompt import messages, system_prompt
 from router_frontier_rl.route_parser import MAX_REPLY_CHARS, parse_route
 from router_train.route.decision import Decision
-from router_train.route.router import PROGRESS_MIN_TASKS, Router
+from router_train.route.router import Router, progress_bar
 from router_train.route.spec import EndpointError, RouterSpec
 from router_train.route.task import RouteTask
 
@@ -101,13 +101,7 @@ class EndpointRouter(Router):
     def route_many(
         self, tasks: Sequence[RouteTask], *, explain: bool = True, progress: bool = False
     ) -> list[Decision]:
-        bar = None
-        if progress and len(tasks) > PROGRESS_MIN_TASKS:
-            import sys
-
-            from tqdm import tqdm
-
-            bar = tqdm(total=len(tasks), desc="routing", unit="task", file=sys.stderr)
+        bar = progress_bar(len(tasks), progress)
         with ThreadPoolExecutor(max_workers=self.spec.concurrency) as pool:
             futures = [pool.submit(self.decide, t, explain) for t in tasks]
             out = []

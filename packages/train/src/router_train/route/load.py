@@ -16,9 +16,12 @@ from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.derive import CandidateIndex
 from router_oracle.file_hash import sha256_file
 from router_oracle.pool_file import load_pool
-from router_oracle.table import load_table
+from router_oracle.table_check import load_table
 from router_oracle.validation_message import one_line
+from router_train.anypool.checkpoint import load_any_pool_router
+from router_train.local.checkpoint import policy_of, read_checkpoint
 from router_train.route.baseline_checkpoint import read_baseline
+from router_train.route.endpoint import EndpointRouter
 from router_train.route.router import AnyPoolRouter, BaselineRouter, LocalRouter, Router
 from router_train.route.spec import RouteError, RouterSpec
 
@@ -68,8 +71,6 @@ def load_router(spec: RouterSpec) -> Router:
 
 def _load(spec: RouterSpec) -> Router:
     if spec.checkpoint is None:
-        from router_train.route.endpoint import EndpointRouter  # imports the openai client
-
         return EndpointRouter(spec, endpoint_summary(spec))
     path = spec.checkpoint
     kind = checkpoint_kind(path)
@@ -78,8 +79,6 @@ def _load(spec: RouterSpec) -> Router:
     if spec.candidates is not None:
         raise RouteError(f"--candidates applies to any-pool checkpoints; {path} is a {kind} checkpoint")
     if kind == "local":
-        from router_train.local.checkpoint import policy_of, read_checkpoint
-
         ckpt = read_checkpoint(path)
         _check_fixed(spec, path, ckpt.pool_ids, ckpt.table, ckpt.table_sha256)
         return LocalRouter(policy_of(ckpt), f"local:{path}")
@@ -107,8 +106,6 @@ def _check_fixed(spec: RouterSpec, path: Path, pool_ids: list[str], table: str, 
 
 
 def _any_pool(spec: RouterSpec, path: Path) -> Router:
-    from router_train.anypool.checkpoint import load_any_pool_router
-
     if spec.pool is None:
         raise RouteError(f"{path}: an any-pool checkpoint needs --pool POOL.toml (the models to route among)")
     if spec.table is not None:

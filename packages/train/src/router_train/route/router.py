@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator, Sequence
 
 import numpy as np
+from tqdm import tqdm
 
 from router_train.anypool.checkpoint import AnyPoolRouter as AnyPoolModelRouter
 from router_train.anypool.policy import PoolView
@@ -27,12 +28,15 @@ BATCH = 256
 """Tasks scored per batch (rows are independent: batching changes no score, only the progress bar)."""
 
 
-def _batches(tasks: Sequence[RouteTask], size: int, progress: bool) -> Iterator[Sequence[RouteTask]]:
-    bar = None
-    if progress and len(tasks) > PROGRESS_MIN_TASKS:
-        from tqdm import tqdm
+def progress_bar(total: int, progress: bool) -> tqdm | None:
+    """A progress bar on stderr when asked for and there are more than a few tasks, else None."""
+    if progress and total > PROGRESS_MIN_TASKS:
+        return tqdm(total=total, desc="routing", unit="task", file=sys.stderr)
+    return None
 
-        bar = tqdm(total=len(tasks), desc="routing", unit="task", file=sys.stderr)
+
+def _batches(tasks: Sequence[RouteTask], size: int, progress: bool) -> Iterator[Sequence[RouteTask]]:
+    bar = progress_bar(len(tasks), progress)
     for i in range(0, len(tasks), size):
         yield tasks[i : i + size]
         if bar is not None:

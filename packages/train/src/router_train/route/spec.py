@@ -7,16 +7,22 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-EXIT_ENDPOINT_FAILED = 1
-"""`router-train route`: the endpoint failed (HTTP error, timeout, unreachable) after its retries."""
+from router_oracle.cli_runner import CommandError
 
 
 class RouteError(ValueError):
     """Bad input to routing (a task, a checkpoint, a pool, an option): one line naming it (exit 2)."""
 
 
-class EndpointError(RuntimeError):
-    """The router endpoint failed after its bounded retries (exit `EXIT_ENDPOINT_FAILED`)."""
+class EndpointError(CommandError):
+    """The router endpoint failed (HTTP error, timeout, unreachable) after its bounded retries: one line,
+    nothing written, exit `EXIT_ENDPOINT_FAILED`."""
+
+    exit_code = 1
+
+
+EXIT_ENDPOINT_FAILED = EndpointError.exit_code
+"""`router-train route`: the endpoint failed after its retries."""
 
 
 class RouterSpec(BaseModel):

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from router_oracle.frontier import EPS
+from router_oracle.report_numbers import EPS
 
 RESAMPLES = 1000
 """Bootstrap resamples; 1000 keeps the 2.5/97.5 percentiles stable to about a tenth of a point."""

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from pydantic import BaseModel, ConfigDict
 
 from router_oracle.table import TaskRecord
-from router_train.evaluate.decisions import Decisions, EvaluateError, from_distributions, from_labels
+from router_train.scoring.decisions import Decisions, EvaluateError, from_distributions, from_labels
 from router_train.text_features import fit_tfidf, tfidf_matrix
 
 

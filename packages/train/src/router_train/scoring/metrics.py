@@ -35,20 +35,10 @@ from router_oracle.frontier import (
     best_mix_at_cost,
     cheapest_mix_at_resolved,
 )
+from router_oracle.report_numbers import EPS, rounded
 from router_oracle.table import TaskRecord
-from router_train.evaluate.bootstrap import TaskResample
-from router_train.evaluate.decisions import UNPARSEABLE, Decisions
-
-_DIGITS = 6
-"""Every float in a report is rounded to this many decimals, so reports compare byte for byte."""
-
-
-_TOL = 1e-6
-"""Gaps smaller than this are rounding noise (points are rounded to `_DIGITS` decimals)."""
-
-
-def _r(x: float) -> float:
-    return round(x, _DIGITS) + 0.0  # + 0.0 turns -0.0 into 0.0
+from router_train.scoring.bootstrap import TaskResample
+from router_train.scoring.decisions import UNPARSEABLE, Decisions
 
 
 class FrontierPosition(BaseModel):
@@ -227,22 +217,23 @@ def compute_metrics(
         n_tasks=n,
         n_decisions=n_decisions,
         tasks_missing=missing,
-        resolved_rate=_r(resolved / denom),
-        resolved_tasks=_r(resolved),
-        mean_cost=_r(cost / denom),
-        total_cost=_r(cost),
-        resolved_per_dollar=_r(resolved / cost) if cost > 0 else None,
-        mean_reward=_r(reward / denom),
-        accuracy=_r(accuracy),
-        in_best_rate=_r(in_best / denom),
-        opt_sel=_r(solvable_acc / solvable) if solvable else None,
+        resolved_rate=rounded(resolved / denom),
+        resolved_tasks=rounded(resolved),
+        mean_cost=rounded(cost / denom),
+        total_cost=rounded(cost),
+        resolved_per_dollar=rounded(resolved / cost) if cost > 0 else None,
+        mean_reward=rounded(reward / denom),
+        accuracy=rounded(accuracy),
+        in_best_rate=rounded(in_best / denom),
+        opt_sel=rounded(solvable_acc / solvable) if solvable else None,
         opt_sel_tasks=solvable,
-        kappa=_r(cohen_kappa(accuracy, router_dist, oracle_dist)),
-        tvd=_r(total_variation(router_dist, oracle_dist)),
-        unparseable_rate=_r(unparse / denom),
-        label_distribution={k: _r(v) for k, v in router_dist.items()},
+        kappa=rounded(cohen_kappa(accuracy, router_dist, oracle_dist)),
+        tvd=rounded(total_variation(router_dist, oracle_dist)),
+        unparseable_rate=rounded(unparse / denom),
+        label_distribution={k: rounded(v) for k, v in router_dist.items()},
         confusion={
-            o: {k: _r(v) for k, v in sorted(row.items()) if v > 0} for o, row in sorted(confusion.items())
+            o: {k: rounded(v) for k, v in sorted(row.items()) if v > 0}
+            for o, row in sorted(confusion.items())
         },
         frontier=position,
     )
@@ -252,7 +243,9 @@ def _round_mix(mix: Mix | None) -> Mix | None:
     if mix is None:
         return None
     return Mix(
-        weights={k: _r(v) for k, v in mix.weights.items()}, cost=_r(mix.cost), resolved=_r(mix.resolved)
+        weights={k: rounded(v) for k, v in mix.weights.items()},
+        cost=rounded(mix.cost),
+        resolved=rounded(mix.resolved),
     )
 
 
@@ -268,11 +261,11 @@ def frontier_position(
     gap = None if at_cost is None else resolved - at_cost.resolved
     return FrontierPosition(
         mix_at_same_cost=_round_mix(at_cost),
-        gap_vs_mix=None if gap is None else _r(gap),
+        gap_vs_mix=None if gap is None else rounded(gap),
         mix_at_same_resolved=_round_mix(at_resolved),
-        saving_vs_mix=None if at_resolved is None else _r(at_resolved.cost - cost),
-        dominated=None if gap is None else bool(gap < -_TOL),
-        gap_ci=None if gap_ci is None or gap is None else (_r(gap_ci[0]), _r(gap_ci[1])),
+        saving_vs_mix=None if at_resolved is None else rounded(at_resolved.cost - cost),
+        dominated=None if gap is None else bool(gap < -EPS),
+        gap_ci=None if gap_ci is None or gap is None else (rounded(gap_ci[0]), rounded(gap_ci[1])),
     )
 
 
@@ -284,7 +277,7 @@ def single_model_points(tasks: Sequence[TaskRecord], model_ids: Sequence[str]) -
         outcomes = [task_outcome(t, m) for t in tasks]
         r = sum(o[0] for o in outcomes) / n
         c = sum(o[1] for o in outcomes) / n
-        points.append(ModelPoint(model=m, cost=_r(c), resolved=_r(r)))
+        points.append(ModelPoint(model=m, cost=rounded(c), resolved=rounded(r)))
     return points
 
 

@@ -1,0 +1,109 @@
+"""No import cycle between the three packages' modules, and no first-party import hidden in a function.
+
+Every module of router_oracle, router_frontier_rl and router_train is parsed with `ast` (nothing is
+imported): an edge for each import anywhere in it, `TYPE_CHECKING` blocks included (a cycle kept
+importable by one is still a cycle), and one to each parent package whose `__init__` it runs. Only the
+heavy third-party imports in LAZY_IMPORTS may sit in a function.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import router_frontier_rl
+import router_oracle
+import router_train
+
+LAZY_IMPORTS = {
+    ("router_train.evaluate.plot", "matplotlib"): "the PNG only; `--no-plot` and most tests never load it",
+    ("router_train.scoring.baselines", "sklearn"): "the TF-IDF classifiers; most scoring fits none",
+    ("router_train.evaluate.forked", "multiprocessing"): "only when fits run in parallel",
+    ("router_frontier_rl.repo_access", "verifiers"): "the harness class, only for repo_access tasks",
+    ("router_train.hosted.self_hosted", "uv"): "the bundled uv binary, only when none is on PATH",
+}
+"""(module, top-level package it imports inside a function) -> why that import is lazy."""
+
+
+def _modules() -> dict[str, Path]:
+    modules = {}
+    for package in (router_oracle, router_frontier_rl, router_train):
+        root = Path(str(package.__file__)).parent
+        for path in sorted(root.rglob("*.py")):
+            parts = [package.__name__, *path.relative_to(root).with_suffix("").parts]
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+def _graph() -> tuple[dict[str, set[str]], list[str]]:
+    """Edges between first-party modules, and the function-level imports that are not allowed."""
+    modules = _modules()
+    edges: dict[str, set[str]] = {m: set() for m in modules}
+    hidden = []
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        in_function = {
+            id(node)
+            for f in ast.walk(tree)
+            if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+            for node in ast.walk(f)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative: from the package, up level - 1
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*up, *([base] if base else [])])
+                names = [base, *(f"{base}.{a.name}" for a in node.names)]
+            else:
+                continue
+            for name in names:
+                parts = name.split(".")
+                targets = {".".join(parts[:i]) for i in range(1, len(parts) + 1)} & modules.keys()
+                edges[module] |= {t for t in targets if t != module and not module.startswith(t + ".")}
+                lazy_ok = not targets and (module, parts[0]) in LAZY_IMPORTS
+                if id(node) in in_function and not lazy_ok:
+                    hidden.append(f"{path}:{node.lineno}: {ast.unparse(node)}")
+    return edges, sorted(set(hidden))
+
+
+def _cycle(edges: dict[str, set[str]]) -> list[str]:
+    """One import cycle (its modules, the first repeated at the end), or [] when there is none."""
+    done: set[str] = set()
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        if node in path:
+            return [*path[path.index(node) :], node]
+        if node in done:
+            return []
+        path.append(node)
+        for child in sorted(edges[node]):
+            if found := visit(child):
+                return found
+        path.pop()
+        done.add(node)
+        return []
+
+    for root in sorted(edges):
+        if found := visit(root):
+            return found
+    return []
+
+
+def test_no_import_cycle_between_modules() -> None:
+    edges, _ = _graph()
+    assert len(edges) > 90  # every module of the three packages was found
+    assert _cycle(edges) == []
+
+
+def test_no_function_level_import_of_first_party_code() -> None:
+    assert _graph()[1] == []
+
+
+def test_the_check_finds_a_cycle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == []
