@@ -23,10 +23,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from router_frontier_rl.bundled import bundled_table_path
-from router_oracle.table import load_table
 from router_train.local import LocalTrainConfig, train_local
-from router_train.route import load_router
+from router_train.route import bundled_tasks, load_router
 from router_train.serve import build_app, read_config
 
 SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
@@ -193,8 +191,8 @@ def trained_checkpoint(base: Path) -> Path:
 
 
 def bundled_issues() -> list[tuple[str, str, str]]:
-    """(instance_id, repo, problem_statement) of every bundled task, in table order."""
-    return [(t.instance_id, t.repo, t.problem_statement) for t in load_table(bundled_table_path()).tasks]
+    """(instance_id, repo, problem_statement) of every bundled SWE-bench Verified task, in file order."""
+    return [(t.instance_id, t.repo or "", t.problem_statement) for t in bundled_tasks().values()]
 
 
 def write_config(
