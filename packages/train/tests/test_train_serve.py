@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -422,6 +423,7 @@ def test_the_command_serves_and_stops_on_ctrl_c(
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "router_train.cli", "serve", str(cfg), "--port", str(port)],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},  # this test's modules, also under pex
         stderr=subprocess.PIPE,
         text=True,
     )

@@ -71,6 +71,7 @@ def test_mini_swe_agent_runs_one_task_on_the_routed_model(
     workdir.mkdir()
     env = {
         **os.environ,
+        "PYTHONPATH": os.pathsep.join(sys.path),  # this test's modules, also under pex
         "MSWEA_SILENT_STARTUP": "1",
         "MSWEA_GLOBAL_CONFIG_DIR": str(tmp_path / "mswea-config"),
         "MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT": "1",
