@@ -210,9 +210,10 @@ class Proxy:
                 # In a worker thread: a local router computes for a few ms, an endpoint router waits on
                 # an LLM for seconds; neither may stall the requests of other tasks.
                 decision = await anyio.to_thread.run_sync(self.router.route, task)
-            except EndpointError as exc:
-                self.log.write({"time": _now(), "event": "router_error", "task": key, "error": str(exc)})
-                raise NoRoute(f"the router failed: {exc}") from None
+            except Exception as exc:  # an endpoint's EndpointError, or any router bug: JSON 502, keep serving
+                error = str(exc) if isinstance(exc, EndpointError) else f"{type(exc).__name__}: {exc}"
+                self.log.write({"time": _now(), "event": "router_error", "task": key, "error": error})
+                raise NoRoute(f"the router failed: {error}") from None
             latency_ms = (time.perf_counter() - started) * 1000
             when = _now()
             self.log.write(
