@@ -79,28 +79,38 @@ def tfidf_logreg(
     *,
     balanced: bool = False,
     features: TfidfFeatures | None = None,
+    classifier: Any = None,
 ) -> Decisions:
     """TF-IDF + logistic regression predicting the oracle label, fitted on `train_tasks` only.
 
     `balanced` weighs classes inversely to their frequency: with one dominant oracle label the plain
     classifier predicts only that label, and the balanced one shows whether the text says anything more.
+    `classifier`: its `fit_logreg` already fitted on `features` (the curves reuse one fit for scores).
     """
-    from sklearn.linear_model import LogisticRegression
-
     name = "tfidf-logreg(balanced)" if balanced else "tfidf-logreg"
     f = features or TfidfFeatures(train_tasks, name)
     y = f.y_train
     picks: dict[str, list[str | None]]
-    if len(set(y)) == 1:  # one class in train: the classifier can only predict it
+    clf = classifier if classifier is not None else fit_logreg(f, seed, balanced=balanced)
+    if clf is None:  # one class in train: the classifier can only predict it
         picks = {t.instance_id: [y[0]] for t in tasks}
     else:
-        clf = LogisticRegression(
-            C=1.0, max_iter=2000, random_state=seed, class_weight="balanced" if balanced else None
-        )
-        clf.fit(f.x_train, y)
         pred = clf.predict(f.transform(tasks))
         picks = {t.instance_id: [str(p)] for t, p in zip(tasks, pred, strict=True)}
     return from_labels(name, "baseline", picks)
+
+
+def fit_logreg(f: TfidfFeatures, seed: int, *, balanced: bool = False) -> Any:
+    """The logistic regression of `tfidf_logreg` fitted on `f`'s train tasks; None with one class."""
+    from sklearn.linear_model import LogisticRegression
+
+    if len(set(f.y_train)) == 1:
+        return None
+    clf = LogisticRegression(
+        C=1.0, max_iter=2000, random_state=seed, class_weight="balanced" if balanced else None
+    )
+    clf.fit(f.x_train, f.y_train)
+    return clf
 
 
 def tfidf_knn(
@@ -112,29 +122,57 @@ def tfidf_knn(
 ) -> Decisions:
     """k nearest train tasks by TF-IDF cosine similarity vote for their oracle labels (ties: smallest id)."""
     f = features or TfidfFeatures(train_tasks, "tfidf-knn")
-    y = f.y_train
-    sims = (f.transform(tasks) @ f.x_train.T).toarray()
-    k = min(k, len(y))
+    labels = sorted(set(f.y_train))
+    votes, k = knn_votes(f, tasks, labels, k)
     picks: dict[str, list[str | None]] = {}
-    for t, row in zip(tasks, sims, strict=True):
-        # Stable sort on -similarity: equal similarities keep train order, which is deterministic.
-        nearest = np.argsort(-row, kind="stable")[:k]
-        votes: dict[str, float] = {}
-        for i in nearest:
-            votes[y[i]] = votes.get(y[i], 0.0) + 1.0
-        picks[t.instance_id] = [min(sorted(votes), key=lambda m: -votes[m])]
+    for t, row in zip(tasks, votes, strict=True):
+        picks[t.instance_id] = [labels[int(np.argmax(row))]]  # ties: the smallest id (labels sorted)
     return from_labels(f"tfidf-knn(k={k})", "baseline", picks)
 
 
+def knn_votes(
+    f: TfidfFeatures,
+    tasks: Sequence[TaskRecord],
+    labels: Sequence[str],
+    k: int = 10,
+    *,
+    leave_out: bool = False,
+) -> tuple[np.ndarray, int]:
+    """(votes, k): per task, how many of its k nearest train tasks by TF-IDF cosine similarity have each
+    of `labels` as oracle label, shape (tasks, labels). `leave_out`: `tasks` are the train tasks, in
+    order, and none is its own neighbour."""
+    y = f.y_train
+    sims = (f.transform(tasks) @ f.x_train.T).toarray()
+    if leave_out:
+        np.fill_diagonal(sims, -np.inf)
+    k = min(k, len(y) - (1 if leave_out else 0))
+    col = {m: j for j, m in enumerate(labels)}
+    votes = np.zeros((len(tasks), len(labels)))
+    for r, row in enumerate(sims):
+        # Stable sort on -similarity: equal similarities keep train order, which is deterministic.
+        for i in np.argsort(-row, kind="stable")[:k]:
+            if y[i] in col:
+                votes[r, col[y[i]]] += 1.0
+    return votes, k
+
+
 def fitted_baselines(
-    train_tasks: Sequence[TaskRecord], tasks: Sequence[TaskRecord], model_ids: Sequence[str], seed: int
+    train_tasks: Sequence[TaskRecord],
+    tasks: Sequence[TaskRecord],
+    model_ids: Sequence[str],
+    seed: int,
+    *,
+    features: TfidfFeatures | None = None,
+    classifiers: tuple[Any, Any] = (None, None),
 ) -> list[Decisions]:
-    """Every baseline that learns from train tasks, fitted on `train_tasks` and routing `tasks`."""
-    features = TfidfFeatures(train_tasks)
+    """Every baseline that learns from train tasks, fitted on `train_tasks` and routing `tasks`.
+
+    `features`, `classifiers` (plain, balanced `fit_logreg`): fitted already on `train_tasks`."""
+    features = features or TfidfFeatures(train_tasks)
     return [
         always_cheapest(train_tasks, tasks, model_ids),
-        tfidf_logreg(train_tasks, tasks, seed, features=features),
-        tfidf_logreg(train_tasks, tasks, seed, balanced=True, features=features),
+        tfidf_logreg(train_tasks, tasks, seed, features=features, classifier=classifiers[0]),
+        tfidf_logreg(train_tasks, tasks, seed, balanced=True, features=features, classifier=classifiers[1]),
         tfidf_knn(train_tasks, tasks, features=features),
     ]
 
