@@ -10,8 +10,10 @@ task's cost before running it). `dial` is a price: score units given up per USD 
 `dial = 0` is the router as trained (its greedy route), a large positive dial routes everything to the
 cheapest model, a large negative one to the most expensive. Why this form:
 - It is monotone: for one task, if dial a < b choose models m_a and m_b, then optimality at a and at b
-  add up to (b - a)(cost_{m_a} - cost_{m_b}) >= 0, so a higher dial never picks a costlier model, and the
-  mean cost per task is non-increasing in the dial on any set of tasks.
+  add up to (b - a)(cost_{m_a} - cost_{m_b}) >= 0, so a higher dial never picks a model with a higher
+  mean cost, and the mean of the chosen models' mean costs is non-increasing in the dial on any tasks.
+  The measured cost of the routes (each task's own cost of the chosen model) follows it up to the
+  task-to-task spread of costs (a task on which the dearer model happened to be cheap).
 - It is a Lagrangian relaxation of "best routes under a mean-cost budget": with scores in resolved units
   (the oracle's resolve rates) it traces the best per-task assignment at every budget; with log-
   probabilities it trades the router's confidence against price, so the tasks it is least sure need the
@@ -90,7 +92,7 @@ class DialCalibration(BaseModel):
     n_tasks: int
     """Training tasks it was measured on."""
     points: list[CalibrationPoint]
-    """Ascending dial (so non-increasing cost); one per distinct route set, at most `max_points`."""
+    """Ascending dial (so falling cost); one per distinct route set, at most `max_points`."""
 
 
 def outcome_matrices(tasks: Sequence[TaskRecord], model_ids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
