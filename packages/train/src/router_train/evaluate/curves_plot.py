@@ -39,9 +39,10 @@ def _draw(ax, report: EvalReport) -> None:  # type: ignore[no-untyped-def]
             p.model, (p.cost, 100 * p.resolved), textcoords="offset points", xytext=(5, -11), color="tab:blue"
         )
     if oracle is not None and oracle.curve:
+        last = max(oracle.curve, key=lambda p: p.cost_per_task)  # flat past it: a larger budget is not spent
         ax.plot(
-            [p.cost_per_task for p in oracle.curve],
-            [100 * p.resolved for p in oracle.curve],
+            [p.cost_per_task for p in oracle.curve] + [xmax],
+            [100 * p.resolved for p in oracle.curve] + [100 * last.resolved],
             "-",
             color="goldenrod",
             lw=1.2,
