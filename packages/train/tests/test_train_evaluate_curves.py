@@ -20,10 +20,13 @@ from router_train.evaluate.dial import (
     RouterScores,
     apply_dial,
     calibrate,
+    calibrate_policy,
     dial_for_budget,
     model_mean_costs,
+    operating_point,
     outcome_matrices,
     point_for_dial,
+    route_with_dial,
 )
 from router_train.evaluate.fitted import LocalFitter
 from router_train.evaluate.report import TableInfo
@@ -83,6 +86,25 @@ def test_a_budget_lands_on_its_training_tasks() -> None:
     fit = LocalFitter("local-grpo", FAST_LOCAL[0][1], IDS)
     _, (scores,) = fit.fit_scored(train, train[:5], 0)
     _budgets_land(scores.train, train, None)
+
+
+def test_a_policy_routes_at_a_budget_with_its_stored_calibration() -> None:
+    from router_train.local.trainer import fit_policy
+
+    train = make_table(120).tasks
+    policy = fit_policy(FAST_LOCAL[0][1], train, IDS).policy
+    cal = calibrate_policy(policy, train)
+    stored = type(cal).model_validate_json(cal.model_dump_json())  # what a checkpoint reads back
+    _, cost = outcome_matrices(train, IDS)
+    by_id = {t.instance_id: i for i, t in enumerate(train)}
+    for budget in (0.2, 0.4, 0.6):
+        d = dial_for_budget(stored, budget)
+        routes = route_with_dial(policy, train, stored, d)
+        spent = float(
+            np.mean([cost[by_id[t.instance_id], IDS.index(r)] for t, r in zip(train, routes, strict=True)])
+        )
+        assert spent <= budget + 1e-6
+        assert spent == pytest.approx(operating_point(stored, budget).cost_per_task, abs=1e-5)
 
 
 def test_a_router_equal_to_one_model_recovers_nothing() -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -47,6 +48,10 @@ MAX_CANDIDATES = 4096
 
 BUDGET_TOL = 1e-9
 """A point costing this much over a budget (USD, float noise) still fits it."""
+
+CHECKPOINT_POINTS = 201
+"""Rows of the calibration table a checkpoint stores (`calibrate_policy`): steps of about 1/200 of the
+cost range, a few kB of JSON."""
 
 
 def _r(x: float) -> float:
@@ -230,3 +235,31 @@ def point_for_dial(calibration: DialCalibration, dial: float) -> CalibrationPoin
         raise ValueError("empty dial calibration")
     below = [p for p in calibration.points if p.dial <= dial]
     return below[-1] if below else calibration.points[0]
+
+
+class ScoringPolicy(Protocol):
+    """A router with per-model scores: the local GRPO policy (`RouterPolicy`) and the like."""
+
+    pool_ids: list[str]
+
+    def logits(self, tasks: Sequence[TaskRecord]) -> np.ndarray: ...
+
+
+def calibrate_policy(
+    policy: ScoringPolicy, train_tasks: Sequence[TaskRecord], *, max_points: int | None = CHECKPOINT_POINTS
+) -> DialCalibration:
+    """The calibration a checkpoint stores: `policy`'s dial table on the tasks it was trained on."""
+    return calibrate(policy.logits(train_tasks), train_tasks, policy.pool_ids, max_points=max_points)
+
+
+def route_with_dial(
+    policy: ScoringPolicy, tasks: Sequence[TaskRecord], calibration: DialCalibration, dial: float
+) -> list[str]:
+    """`policy`'s routes of `tasks` at `dial`, priced with the calibration's per-model costs (the ones
+    its table was measured with); `dial_for_budget` gives the dial of a budget."""
+    if list(calibration.model_ids) != list(policy.pool_ids):
+        raise ValueError(f"calibration is over {calibration.model_ids}, the policy over {policy.pool_ids}")
+    if not tasks:
+        return []
+    picks = apply_dial(policy.logits(tasks), np.asarray(calibration.model_costs), dial)
+    return [policy.pool_ids[int(i)] for i in picks]
