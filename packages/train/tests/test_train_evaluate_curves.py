@@ -220,3 +220,28 @@ def test_no_curves_outside_cross_validation(tmp_path: Path) -> None:
 def test_dial_module_spy_target_is_the_module_function() -> None:
     # fold_dials calls the calibration through the module, so a spy or a replacement there takes effect.
     assert curves.dial_module is dial_module
+
+
+def test_evaluate_anypool_reports_apgr_per_pool_size() -> None:
+    from anypool_tables import synthetic_index
+    from test_train_evaluate_anypool import MODELS, PROVIDERS, REFERENCE_POOL, resolves, run
+
+    index = synthetic_index(60, MODELS, resolves, providers=PROVIDERS)
+    table = index.table(REFERENCE_POOL, pool_name="ref")
+    info = TableInfo(file="ref.json", sha256="0" * 64, pool=table.pool.ids, n_tasks=len(table.tasks))
+    report = run(index, (table, info))
+    for p in report.pools:
+        assert set(p.curves) == {"local-anypool", "local-grpo"}
+        for m in p.curves.values():
+            assert m.apgr.mean is None or m.apgr.low is not None
+    overall = {a.router: a for a in report.apgr if a.pool_size is None}
+    assert set(overall) >= {"local-grpo"} and len(overall) == 2
+    for name, a in overall.items():
+        per_pool = [p.curves[name].apgr.mean for p in report.pools if name in p.curves]
+        assert a.by_pool == [x for x in per_pool if x is not None]
+        assert a.mean == pytest.approx(sum(a.by_pool) / len(a.by_pool), abs=1e-4)
+    sizes = {a.pool_size for a in report.apgr}
+    assert None in sizes and sizes - {None} == {len(p.pool.ids) for p in report.pools}
+    from router_train.evaluate_anypool.report import render_markdown, render_terminal
+
+    assert "APGR of" in render_terminal(report) and "APGR of" in render_markdown(report, None)
