@@ -2,7 +2,8 @@
 
 5 folds x 5 fold seeds (25 fits) with every built-in baseline and one local GRPO config (`local-grpo`,
 the defaults), as `router-train evaluate --folds 5` runs it; prints the wall time of the fits, of the
-metrics and bootstraps, and of writing the report, then the table. Run from the repository root:
+metrics and bootstraps, of the cost dial curves, and of writing the report, then the table. Run from
+the repository root:
 
     PYTHONPATH=packages/oracle/src:packages/env/src:packages/train/src \\
         python packages/train/benchmarks/bench_evaluate_cv.py [--jobs 2] [--folds 5] [--fold-seeds 0,1,2,3,4]
@@ -48,6 +49,21 @@ def main() -> None:
         return out
 
     run_module.fit_partitions = timed  # type: ignore[assignment]
+
+    # The cost dial curves (issue 20) are one step after the fits: time it apart too.
+    import router_train.evaluate.curves as curves_module
+
+    curve_seconds = 0.0
+    build_curves = curves_module.build_curves
+
+    def timed_curves(*a, **kw):  # type: ignore[no-untyped-def]
+        nonlocal curve_seconds
+        t = time.perf_counter()
+        out = build_curves(*a, **kw)
+        curve_seconds += time.perf_counter() - t
+        return out
+
+    curves_module.build_curves = timed_curves  # type: ignore[assignment]
     t0 = time.perf_counter()
     report = evaluate(table, info, folds=args.folds, fold_seeds=seeds, jobs=args.jobs)
     t_eval = time.perf_counter() - t0
@@ -64,7 +80,12 @@ def main() -> None:
     print(f"import (verifiers, scikit-learn)   {t_import:7.1f} s")
     print(f"fit every learned router, {fits} x   {fit_seconds:7.1f} s  ({fit_seconds / fits:.2f} s per fit)")
     print(f"metrics + paired bootstraps        {t_eval - fit_seconds:7.1f} s")
+    print(f"  of which the cost dial curves    {curve_seconds:7.1f} s  (calibration, routes, bootstraps)")
     print(f"evaluate in all                    {t_eval:7.1f} s")
+    print(
+        f"curves: evaluate takes {t_eval / max(t_eval - curve_seconds, 1e-9):.2f}x its time without the "
+        "curve step (the fits' extra per-model scores are inside the fit time)"
+    )
     print(f"write report.json/.md/.png         {t_write:7.1f} s")
 
 

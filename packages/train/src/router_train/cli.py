@@ -19,6 +19,7 @@ from router_train import (
     launch_cli,
     local_cli,
     route_cli,
+    serve_cli,
 )
 
 
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate_anypool_cli.register(sub)
     fit_cli.register(sub)
     route_cli.register(sub)
+    serve_cli.register(sub)
     return parser
 
 

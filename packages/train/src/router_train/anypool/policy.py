@@ -86,10 +86,16 @@ class AnyPoolPolicy:
         """Routing distribution over `view.ids`, shape (len(tasks), len(view.ids)); rows sum to 1."""
         if not tasks:
             return np.zeros((0, len(view.ids)))
+        logits = self.logits(tasks, view)
+        return masked_softmax(logits, np.ones_like(logits, dtype=bool))
+
+    def logits(self, tasks: Sequence[TaskRecord], view: PoolView) -> np.ndarray:
+        """score(task, model) over `view.ids`, shape (len(tasks), len(view.ids)): the scores its cost dial
+        (`evaluate.dial`) is applied to."""
         u = self.task_vectors(self.featurize(tasks))
         cache = view.features()
-        logits = np.stack([cache.matrix(t.repo) @ u[i] for i, t in enumerate(tasks)])
-        return masked_softmax(logits, np.ones_like(logits, dtype=bool))
+        out: np.ndarray = np.stack([cache.matrix(t.repo) @ u[i] for i, t in enumerate(tasks)])
+        return out
 
     def route(self, tasks: Sequence[TaskRecord], view: PoolView) -> list[str]:
         """Greedy routes: the most probable model of the pool per task (ties: the earlier pool model)."""

@@ -13,7 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from router_oracle.table import TaskRecord
+from router_train.evaluate.baseline_scores import fitted_baselines_scored
 from router_train.evaluate.design import Partition
+from router_train.evaluate.dial import RouterScores
 from router_train.evaluate.forked import fork_map
 from router_train.local import LocalTrainConfig
 from router_train.local.trainer import fit_policy
@@ -37,6 +39,12 @@ class BaselineFitter:
     def __call__(self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int) -> list[Decisions]:
         return baselines.fitted_baselines(train, test, self.pool, seed)
 
+    def fit_scored(
+        self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int
+    ) -> tuple[list[Decisions], list[RouterScores]]:
+        """The same decisions, and the text classifiers' per-model scores (their cost dial)."""
+        return fitted_baselines_scored(train, test, self.pool, seed)
+
 
 @dataclass(frozen=True)
 class LocalFitter:
@@ -50,10 +58,19 @@ class LocalFitter:
     """Pool model ids."""
 
     def __call__(self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int) -> list[Decisions]:
+        return self.fit_scored(train, test, seed)[0]
+
+    def fit_scored(
+        self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int
+    ) -> tuple[list[Decisions], list[RouterScores]]:
+        """Its decisions, and the policy's logits on the train and test tasks (its cost dial)."""
         fit = fit_policy(self.config, train, self.pool)
         routes = fit.policy.route(list(test))
         picks: dict[str, list[str | None]] = {t.instance_id: [r] for t, r in zip(test, routes, strict=True)}
-        return [from_labels(self.name, "local", picks)]
+        scores = RouterScores(
+            self.name, list(self.pool), fit.policy.logits(list(train)), fit.policy.logits(list(test))
+        )
+        return [from_labels(self.name, "local", picks)], [scores]
 
 
 @dataclass
@@ -94,11 +111,13 @@ def fit_partitions(
     *,
     jobs: int = 1,
     progress: bool = False,
+    scores: list[list[RouterScores]] | None = None,
 ) -> FittedDecisions:
     """Fit every fitter on every partition; `jobs` > 1 fits partitions in forked worker processes.
 
     Checks the invariants the report rests on: no partition routes a task it trains on, each router
-    routes every test task, and within a repeat no task is routed twice.
+    routes every test task, and within a repeat no task is routed twice. `scores`, when given, receives
+    per partition the per-model scores of the fitters that give them (a `fit_scored` method: the curves).
     """
     partitions = list(partitions)
     for p in partitions:
@@ -109,15 +128,26 @@ def fit_partitions(
     if not fitters:
         return out
 
-    def fit_one(index: int) -> list[Decisions]:
+    def fit_one(index: int) -> tuple[list[Decisions], list[RouterScores]]:
         p = partitions[index]
-        return [d for fit in fitters for d in fit(p.train, p.test, seed)]
+        out: tuple[list[Decisions], list[RouterScores]] = ([], [])
+        for fit in fitters:
+            scored = getattr(fit, "fit_scored", None) if scores is not None else None
+            if scored is None:
+                out[0].extend(fit(p.train, p.test, seed))
+            else:
+                ds, ss = scored(p.train, p.test, seed)
+                out[0].extend(ds)
+                out[1].extend(ss)
+        return out
 
     results = fork_map(
         fit_one, len(partitions), jobs=jobs, desc="fitting routers", unit="fit", progress=progress
     )
     repeats = max(p.repeat for p in partitions) + 1
-    for p, decisions in zip(partitions, results, strict=True):
+    if scores is not None:
+        scores.extend(ss for _, ss in results)
+    for p, (decisions, _) in zip(partitions, results, strict=True):
         test_ids = {t.instance_id for t in p.test}
         for d in decisions:
             if set(d.choices) != test_ids:

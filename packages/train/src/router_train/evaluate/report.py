@@ -10,6 +10,18 @@ evaluation's `oracle_noise` is `router_oracle.noise.NoiseEstimate` on its own ta
 to rounding), `noise.noise_points` the part of it rollout noise alone would produce (`upper`: counting
 all run-to-run disagreement as noise); where no model was measured twice, `noise` and `upper` are null
 and `unavailable` says why.
+
+Curves (cross-validation only; null otherwise, an addition older readers can ignore): each learned
+router that scores models (`local-grpo` and any other local config, `tfidf-logreg`,
+`tfidf-logreg(balanced)`, `tfidf-knn(k=10)`) gains `curve`, a list of operating points of its cost
+dial, each `{target_share, target_cost, dial, cost_per_task, resolved, gap_vs_mix, pgr}` (the dial of
+each point chosen on each fit's train tasks to hit the target cost there; cost and resolved measured
+out of sample; `gap_vs_mix` in points; `pgr` a `{mean, low, high}`), and `curve_metrics`: `apgr`,
+`cpt50`, `cpt80` (shares of the strongest single model's cost; null mean: not reached) and
+`area_vs_mix` (points), each `{mean, low, high}` with a 95% paired bootstrap over tasks. The first
+evaluation's `curves` gives the cost range (`cheapest`, `strongest` single model), the target shares
+and the reference curves (`oracle`, `mix-frontier`, `random-line`). Definitions:
+`router_train.evaluate.curves`; the manual: docs/evaluate-curves.md.
 """
 
 from __future__ import annotations
@@ -22,11 +34,15 @@ from pydantic import Field
 from router_oracle.frontier import Mix, ModelPoint
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.noise import NoiseEstimate, headroom_sentence
+from router_train.evaluate.curves import CurveMetrics, CurvePoint, CurveStat, CurveSummary
 from router_train.scoring.decisions import UNPARSEABLE, SourceKind
 from router_train.scoring.metrics import RouterMetrics
 
 PLOT_PNG = "cost_vs_resolved.png"
 """File name of the plot, beside report.md (which links it)."""
+
+CURVES_PNG = "curves.png"
+"""File name of the cost dial curves plot (cross-validation only)."""
 
 
 class TableInfo(FrozenModel):
@@ -94,6 +110,10 @@ class RouterRow(FrozenModel):
     """All metrics on the evaluation's tasks (rates as fractions)."""
     recorded: dict[str, float]
     """Means of what the source recorded itself (vf-eval rewards and metrics); empty otherwise."""
+    curve: list[CurvePoint] | None = None
+    """Cross-validation, routers that score models: its cost dial's operating points, out of sample."""
+    curve_metrics: CurveMetrics | None = None
+    """Cross-validation, routers that score models: APGR, CPT50/80, area vs mix of `curve`."""
 
 
 class Evaluation(FrozenModel):
@@ -118,6 +138,8 @@ class Evaluation(FrozenModel):
     oracle_noise: NoiseEstimate
     """The oracle's headroom above the mix on these tasks and the part rollout noise alone would produce
     (`router_oracle.noise.estimate_noise`; disagreement measured on all the table's tasks)."""
+    curves: CurveSummary | None = None
+    """Cross-validation, first evaluation: the curves' cost range and reference curves."""
 
 
 class EvalReport(FrozenModel):
@@ -259,6 +281,53 @@ def _frontier_text(ev: Evaluation) -> str:
     return " -> ".join(f"{p.model} (${p.cost:.3f}, {_pct(p.resolved)})" for p in ev.frontier)
 
 
+def _stat_text(x: CurveStat, *, share: bool = False, points: bool = False) -> str:
+    def one(v: float | None) -> str:
+        if v is None:
+            return "not reached" if share else "n/a"
+        if share:
+            return f"{100 * v:.0f}%"
+        return f"{v:+.1f}" if points else f"{v:.2f}"
+
+    if x.mean is None and not share:
+        return "n/a"
+    ci = "" if x.low is None and x.high is None else f" [{one(x.low)}, {one(x.high)}]"
+    return one(x.mean) + ci
+
+
+CURVE_COLUMNS = ("router", "APGR", "CPT50 (% of strongest $)", "CPT80", "area vs mix (pts)")
+
+
+def curve_rows(ev: Evaluation) -> list[list[str]]:
+    """The curve-metrics table of an evaluation: each router with a curve, then the references."""
+    rows: list[tuple[str, CurveMetrics]] = [
+        (row_label(r), r.curve_metrics) for r in ev.routers if r.curve_metrics is not None
+    ]
+    if ev.curves is not None:
+        rows += [(f"({ref.name})", ref.metrics) for ref in ev.curves.references]
+    return [
+        [
+            name,
+            _stat_text(m.apgr),
+            _stat_text(m.cpt50, share=True),
+            _stat_text(m.cpt80, share=True),
+            _stat_text(m.area_vs_mix, points=True),
+        ]
+        for name, m in rows
+    ]
+
+
+def curve_head(ev: Evaluation) -> str:
+    """One sentence: the cost range the curves are judged over."""
+    assert ev.curves is not None
+    w, s = ev.curves.cheapest, ev.curves.strongest
+    return (
+        f"cost dial curves, {len(ev.curves.target_shares)} operating points from {w.model} (${w.cost:.3f}, "
+        f"{_pct(w.resolved)}) to {s.model} (${s.cost:.3f}, {_pct(s.resolved)}), each dial chosen on the "
+        "fit's train tasks; 95% paired bootstrap"
+    )
+
+
 def render_terminal(report: EvalReport) -> str:
     """Fixed-width tables for the terminal, one per evaluation."""
     out = [design_text(report)]
@@ -276,6 +345,11 @@ def render_terminal(report: EvalReport) -> str:
         out += [line(r) for r in rows[1:]]
         out.append(noise_line(ev))
         out.append("mix frontier (best random mix of single models): " + _frontier_text(ev))
+        if ev.curves is not None:
+            crows = [list(CURVE_COLUMNS), *curve_rows(ev)]
+            cw = [max(len(r[j]) for r in crows) for j in range(len(CURVE_COLUMNS))]
+            out += ["", curve_head(ev)]
+            out += ["  ".join(c.ljust(w) for c, w in zip(r, cw, strict=True)).rstrip() for r in crows]
     out.append("")
     out.append(
         "vs random mix: resolved-rate points above the best random mix of single models at equal cost, "
@@ -297,6 +371,17 @@ def _markdown_evaluation(ev: Evaluation, pool: list[str], first: bool) -> list[s
     md += ["| model | $/task | resolved |", "|---|---:|---:|"]
     md += [f"| {p.model} | {p.cost:.4f} | {_pct(p.resolved)} |" for p in ev.single_models]
     md += ["", f"Frontier corners, cheapest first: {_frontier_text(ev)}.", ""]
+    if ev.curves is not None:
+        md += ["### Cost dial curves", "", curve_head(ev) + ".", ""]
+        md += ["| " + " | ".join(CURVE_COLUMNS) + " |", "|---|---|---|---|---|"]
+        md += ["| " + " | ".join(r) + " |" for r in curve_rows(ev)]
+        md += ["", "| router | " + " | ".join(f"{100 * x:.0f}%" for x in ev.curves.target_shares) + " |"]
+        md.append("|---|" + "---:|" * len(ev.curves.target_shares))
+        for r in ev.routers:
+            if r.curve:
+                cells = [f"${p.cost_per_task:.3f} {_pct(p.resolved)}" for p in r.curve]
+                md.append(f"| {row_label(r)} | " + " | ".join(cells) + " |")
+        md.append("")
     md += [
         "| router | reward | best-rate pick | mix at same cost | its resolved | cheapest mix as good "
         "| its $/task |"
@@ -338,6 +423,8 @@ def render_markdown(report: EvalReport, plot_file: str | None = PLOT_PNG) -> str
     md = ["# Router evaluation", "", design_text(report) + ".", ""]
     if plot_file:
         md += [f"![cost vs resolved]({plot_file})", ""]
+        if report.main.curves is not None:
+            md += [f"![cost dial curves]({CURVES_PNG})", ""]
     for i, ev in enumerate(report.evaluations):
         md += _markdown_evaluation(ev, report.table.pool, i == 0)
     if report.notes:
@@ -361,6 +448,16 @@ def render_markdown(report: EvalReport, plot_file: str | None = PLOT_PNG) -> str
         "the headroom of a pool whose models differ only by run-to-run noise, measured on models run",
         "twice; in brackets, counting all their disagreement (scaffold changes too) as noise.",
     ]
+    if report.main.curves is not None:
+        md += [
+            "Curves: each scoring router routes argmax(score - dial x model's mean train cost); each",
+            "point's dial is chosen on the fit's train tasks to hit a target cost there. PGR: share of the",
+            "cheapest-to-strongest gap recovered; APGR: its mean over that cost range (0.5: the straight",
+            "line between them); CPT50/80: lowest cost reaching PGR 0.5/0.8 as a share of the strongest",
+            "model's cost; area vs mix: mean points above the mix frontier over the range",
+            "(docs/evaluate-curves.md). The references: oracle (dial on the measured outcomes, in-sample),",
+            "the mix frontier and the straight line.",
+        ]
     if cv:
         md += [
             "Cross-validation: in each fold every learned router (and any statistic it uses) is fitted on",

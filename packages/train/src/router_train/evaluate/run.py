@@ -16,7 +16,10 @@ from router_oracle.frontier import frontier_vertices
 from router_oracle.noise import NoiseEstimate, default_measured, estimate_noise
 from router_oracle.table import OracleTable, TaskRecord
 from router_oracle.table_check import load_table
+from router_train.evaluate import curves
+from router_train.evaluate.curves_plot import render_curves_png
 from router_train.evaluate.design import Partition, fold_partitions, split_partition
+from router_train.evaluate.dial import RouterScores
 from router_train.evaluate.fitted import (
     LOCAL_ROUTER_NAME,
     BaselineFitter,
@@ -26,6 +29,7 @@ from router_train.evaluate.fitted import (
 )
 from router_train.evaluate.plot import render_png
 from router_train.evaluate.report import (
+    CURVES_PNG,
     PLOT_PNG,
     Design,
     EvalReport,
@@ -210,6 +214,25 @@ def build_evaluation(
     )
 
 
+def with_curves(
+    ev: Evaluation,
+    partitions: Sequence[Partition],
+    scores: Sequence[Sequence[RouterScores]],
+    tasks: list[TaskRecord],
+    pool: list[str],
+    seed: int,
+) -> Evaluation:
+    """`ev` with each scoring router's cost dial curve and the reference curves (`curves.build_curves`)."""
+    by_name, summary = curves.build_curves(partitions, scores, tasks, pool, seed)
+    rows = [
+        r.model_copy(update={"curve": by_name[r.name].points, "curve_metrics": by_name[r.name].metrics})
+        if r.name in by_name
+        else r
+        for r in ev.routers
+    ]
+    return ev.model_copy(update={"routers": rows, "curves": summary})
+
+
 def default_local_routers() -> list[tuple[str, LocalTrainConfig]]:
     """`local-grpo`: the local trainer with its default settings."""
     return [(LOCAL_ROUTER_NAME, LocalTrainConfig())]
@@ -389,7 +412,8 @@ def evaluate(
         local_routers = default_local_routers() if include_baselines else []
     all_fitters += [LocalFitter(name, cfg, pool) for name, cfg in local_routers]
     all_fitters += list(fitters)
-    fitted = fit_partitions(d.partitions, all_fitters, seed, jobs=jobs, progress=progress)
+    part_scores: list[list[RouterScores]] | None = [] if d.cv else None  # the curves' per-model scores
+    fitted = fit_partitions(d.partitions, all_fitters, seed, jobs=jobs, progress=progress, scores=part_scores)
 
     names = [x.name for x in fixed] + list(fitted.kinds) + [e.decisions.name for e in externals]
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -408,6 +432,8 @@ def evaluate(
         (fitted.pooled(n), fitted.by_repeat(n) if d.cv else [], in_sample_fitted) for n in fitted.kinds
     ]
     evaluations = _evaluations(table, d, seed, base_rows, externals)
+    if part_scores:
+        evaluations[0] = with_curves(evaluations[0], d.partitions, part_scores, d.tasks, pool, seed)
     for ev in evaluations:
         for r in ev.routers:
             if r.metrics.tasks_missing:
@@ -445,4 +471,6 @@ def write_report(report: EvalReport, outdir: str | os.PathLike[str], *, plot: bo
     }
     if plot:
         files[PLOT_PNG] = render_png(report)
-    return publish_files(outdir, files, owned=(REPORT_JSON, REPORT_MD, PLOT_PNG))
+        if report.main.curves is not None:
+            files[CURVES_PNG] = render_curves_png(report)
+    return publish_files(outdir, files, owned=(REPORT_JSON, REPORT_MD, PLOT_PNG, CURVES_PNG))

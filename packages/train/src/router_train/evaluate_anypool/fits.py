@@ -21,6 +21,7 @@ from router_oracle.table import TaskRecord
 from router_train.anypool import AnyPoolTrainConfig, PoolView, train_any_pool
 from router_train.anypool.heldout import ROUTER_NAME as ANYPOOL_NAME
 from router_train.evaluate.design import Partition
+from router_train.evaluate.dial import RouterScores
 from router_train.evaluate.fitted import LOCAL_ROUTER_NAME, LocalFitter
 from router_train.evaluate.forked import fork_map
 from router_train.evaluate_anypool.design import EvalPool, HeldOutGroup
@@ -48,6 +49,11 @@ class Routed:
     """Pool ids -> fixed-pool router name -> its picks."""
     train_models: dict[int, list[str]] = field(default_factory=dict)
     """Group index -> the models the any-pool router's training pools were drawn from."""
+    anypool_scores: dict[tuple[int, int], dict[int, RouterScores]] = field(default_factory=dict)
+    """(group index, pool index) -> partition index -> the any-pool router's per-model scores on the
+    pool's train and test tasks: its cost dial's curve (`evaluate.curves`)."""
+    fixed_scores: dict[tuple[str, ...], dict[int, list[RouterScores]]] = field(default_factory=dict)
+    """Pool ids -> partition index -> `local-grpo`'s per-model scores (its curve)."""
 
 
 def _ids(tasks: Sequence[TaskRecord]) -> list[str]:
@@ -90,7 +96,9 @@ def fit_all(
     units = [("anypool", pi, gi) for pi in range(len(partitions)) for gi in range(len(groups)) if pools[gi]]
     units += [("fixed", pi, qi) for pi in range(len(partitions)) for qi in range(len(distinct))]
 
-    def fit_unit(u: int) -> tuple[list[str], list[list[str]]] | list[Decisions]:
+    def fit_unit(
+        u: int,
+    ) -> tuple[list[str], list[list[str]], list[RouterScores]] | tuple[list[Decisions], list[RouterScores]]:
         kind, pi, target = units[u]
         p = partitions[pi]
         train_ids, test_ids = _ids(p.train), _ids(p.test)
@@ -98,18 +106,24 @@ def fit_all(
             held = set(groups[target].models)
             models = [m for m in index.model_ids if m not in held]
             result = train_any_pool(index, train_ids, models, anypool_config)
-            routes = []
+            routes, scores = [], []
             for pool in pools[target]:
                 view = PoolView.build(index, pool.ids, train_ids)
-                routes.append(result.policy.route(index.records(index.pool(pool.ids), test_ids), view))
-            return list(result.model_ids), routes
+                pool_model = index.pool(pool.ids)
+                test = index.records(pool_model, test_ids)
+                routes.append(result.policy.route(test, view))
+                train = index.records(pool_model, train_ids)
+                logits = getattr(result.policy, "logits", None)  # a policy without scores has no dial
+                if logits is not None:
+                    scores.append(
+                        RouterScores(ANYPOOL_NAME, list(view.ids), logits(train, view), logits(test, view))
+                    )
+            return list(result.model_ids), routes, scores
         ids = list(distinct[target])
         pool_model = index.pool(ids)
         train, test = index.records(pool_model, train_ids), index.records(pool_model, test_ids)
-        return [
-            *LocalFitter(LOCAL_ROUTER_NAME, fixed_config, ids)(train, test, seed),
-            baselines.tfidf_logreg(train, test, seed, balanced=True),
-        ]
+        local, local_scores = LocalFitter(LOCAL_ROUTER_NAME, fixed_config, ids).fit_scored(train, test, seed)
+        return [*local, baselines.tfidf_logreg(train, test, seed, balanced=True)], local_scores
 
     results = fork_map(fit_unit, len(units), jobs=jobs, desc="fitting routers", unit="fit", progress=progress)
 
@@ -119,8 +133,10 @@ def fit_all(
         p = partitions[pi]
         test_ids = _ids(p.test)
         if kind == "anypool":
-            assert isinstance(result, tuple)
-            models, routes = result
+            assert len(result) == 3
+            models, routes, scores = result
+            for k, sc in enumerate(scores):
+                out.anypool_scores.setdefault((target, k), {})[pi] = sc
             leaked = sorted(set(models) & set(groups[target].models))
             if leaked:
                 raise EvaluateError(
@@ -131,8 +147,10 @@ def fit_all(
                 picks = out.anypool.setdefault((target, k), [{} for _ in range(repeats)])
                 _put(picks, p.repeat, test_ids, pool_routes, f"{ANYPOOL_NAME} on {pools[target][k].name}")
         else:
-            assert isinstance(result, list)
-            for d in result:
+            assert len(result) == 2
+            decisions, fixed_scores = result
+            out.fixed_scores.setdefault(distinct[target], {})[pi] = fixed_scores
+            for d in decisions:
                 if set(d.choices) != set(test_ids):
                     raise EvaluateError(f"{d.name} did not route exactly the test tasks of {p.label}")
                 picks = out.fixed.setdefault(distinct[target], {}).setdefault(

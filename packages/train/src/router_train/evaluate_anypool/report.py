@@ -12,8 +12,11 @@ from __future__ import annotations
 import json
 from typing import Literal
 
+from pydantic import Field
+
 from router_oracle.frozen_model import FrozenModel
 from router_train.anypool import AnyPoolTrainConfig
+from router_train.evaluate.curves import CurveMetrics
 from router_train.evaluate.report import Evaluation, Gap, TableInfo, verdict
 from router_train.evaluate_anypool.design import EvalPool, HeldOutDesign, HeldOutGroup, NamedPool
 from router_train.evaluate_anypool.pool_average import AverageGap, GapDifference
@@ -84,6 +87,24 @@ class PoolResult(FrozenModel):
     evaluation: Evaluation
     """Every router on every task, in this pool's table (the `evaluate` report's evaluation; its
     `gap_vs_mix` is None for a router cheaper than every single model)."""
+    curves: dict[str, CurveMetrics] = Field(default_factory=dict)
+    """Router with a cost dial (the any-pool router, `local-grpo`) -> its curve's APGR, CPT50/80 and area
+    vs mix on this pool (`router_train.evaluate.curves`; dials chosen on each fit's train tasks)."""
+
+
+class ApgrAverage(FrozenModel):
+    """A router's APGR averaged over pool evaluations (each pool weighs 1)."""
+
+    router: str
+    """Router name."""
+    pool_size: int | None
+    """Pools of this many models; None: every pool evaluation (held-out pools of all sizes)."""
+    n_pools: int
+    """Pool evaluations averaged (those where the APGR is defined)."""
+    mean: float
+    """Mean APGR over them (0.5: the straight line from the pool's cheapest to its strongest model)."""
+    by_pool: list[float]
+    """Each pool's APGR, in report order."""
 
 
 class GroupAverage(FrozenModel):
@@ -124,6 +145,8 @@ class AnyPoolEvalReport(FrozenModel):
     """Every pool evaluation, group by group."""
     notes: list[str]
     """What a reader must know (how many fits, pools left out of averages)."""
+    apgr: list[ApgrAverage] = Field(default_factory=list)
+    """Per router with a cost dial: mean APGR per pool size, then over every held-out pool."""
 
 
 def dumps_report(report: AnyPoolEvalReport) -> str:
@@ -262,8 +285,22 @@ def render_terminal(report: AnyPoolEvalReport) -> str:
         "floored gap vs mix: resolved-rate points above the best random mix of the pool's single models at "
         "equal cost; [95% bootstrap over resampled tasks, the same resamples in every pool]",
     ]
+    out += apgr_lines(report)
     out += [f"note: {n}" for n in report.notes]
     return "\n".join(out) + "\n"
+
+
+def apgr_lines(report: AnyPoolEvalReport) -> list[str]:
+    """One line per router with a cost dial: its mean APGR per pool size and over every pool."""
+    lines = []
+    for name in dict.fromkeys(a.router for a in report.apgr):
+        cells = [
+            f"{'all' if a.pool_size is None else f'{a.pool_size} models'} {a.mean:.2f} ({a.n_pools} pools)"
+            for a in report.apgr
+            if a.router == name
+        ]
+        lines.append(f"APGR of {name}'s cost dial curve: " + ", ".join(cells))
+    return lines
 
 
 def render_markdown(report: AnyPoolEvalReport, plot_file: str | None = PLOT_PNG) -> str:
@@ -274,6 +311,14 @@ def render_markdown(report: AnyPoolEvalReport, plot_file: str | None = PLOT_PNG)
     md += [f"## Averaged over the {len(report.pools)} pool evaluations", ""]
     md += [*_markdown(_average_rows(report.averages), {1, 2, 3, 4, 5, 6, 7, 8}), ""]
     md += [*_markdown(_difference_rows(report.differences), {1, 2, 3}), ""]
+    if report.apgr:
+        md += [f"- {line}" for line in apgr_lines(report)]
+        md += [
+            "",
+            "APGR: mean over pools of each pool's cost dial curve APGR (0.5: the straight line from the",
+            "pool's cheapest to its strongest model; docs/evaluate-curves.md).",
+            "",
+        ]
     md += ["## Per held-out group", ""]
     for g in report.by_group:
         held = next(x.models for x in report.design.groups if x.name == g.group)

@@ -11,7 +11,8 @@ from router_oracle.derive import CandidateIndex
 from router_oracle.noise import estimate_noise
 from router_oracle.table import OracleTable
 from router_train.anypool import AnyPoolTrainConfig
-from router_train.evaluate.design import fold_partitions
+from router_train.evaluate.curves import CurveMetrics, build_curves
+from router_train.evaluate.design import Partition, fold_partitions
 from router_train.evaluate.fitted import FittedDecisions
 from router_train.evaluate.report import Evaluation, TableInfo
 from router_train.evaluate.run import build_evaluation
@@ -23,7 +24,7 @@ from router_train.evaluate_anypool.design import (
     check_named_pools,
     evaluation_pools,
 )
-from router_train.evaluate_anypool.fits import ANYPOOL_NAME, FIXED_NAMES, fit_all
+from router_train.evaluate_anypool.fits import ANYPOOL_NAME, FIXED_NAMES, Routed, fit_all
 from router_train.evaluate_anypool.plot import render_png
 from router_train.evaluate_anypool.pool_average import (
     AverageGap,
@@ -37,6 +38,7 @@ from router_train.evaluate_anypool.report import (
     PLOT_PNG,
     AnyPoolDesign,
     AnyPoolEvalReport,
+    ApgrAverage,
     CandidatesInfo,
     GroupAverage,
     PoolResult,
@@ -154,6 +156,9 @@ def evaluate_any_pool(
             result, pg = _pool_evaluation(
                 index, pool, g, all_ids, routed.anypool[(gi, k)], routed.fixed[tuple(pool.ids)], repeats, seed
             )
+            result = result.model_copy(
+                update={"curves": pool_curves(index, pool, all_ids, partitions, routed, (gi, k), seed)}
+            )
             results.append(result)
             gaps.append(pg)
             shares.append(result.held_out_pick_share)
@@ -188,6 +193,7 @@ def evaluate_any_pool(
                 differences=diff,
             )
         )
+    apgr = apgr_averages(results, [ANYPOOL_NAME, FIXED_NAMES[0]])
     notes = [
         f"{len(partitions) * len(routed.train_models)} any-pool routers trained "
         f"({len(routed.train_models)} groups x {folds} folds x "
@@ -232,7 +238,52 @@ def evaluate_any_pool(
         by_group=by_group,
         pools=results,
         notes=notes,
+        apgr=apgr,
     )
+
+
+def pool_curves(
+    index: CandidateIndex,
+    pool: EvalPool,
+    all_ids: list[str],
+    partitions: Sequence[Partition],
+    routed: Routed,
+    key: tuple[int, int],
+    seed: int,
+) -> dict[str, CurveMetrics]:
+    """The any-pool router's and `local-grpo`'s cost dial curves on one pool (`evaluate.curves`: each
+    point's dial chosen on the fit's train tasks), summarised: APGR, CPT50/80, area vs mix."""
+    tasks = index.records(index.pool(pool.ids), all_ids)
+    anyp, fixed = routed.anypool_scores.get(key, {}), routed.fixed_scores.get(tuple(pool.ids), {})
+    scores = [([anyp[i]] if i in anyp else []) + fixed.get(i, []) for i in range(len(partitions))]
+    by_name, _ = build_curves(partitions, scores, tasks, pool.ids, seed)
+    return {name: c.metrics for name, c in by_name.items()}
+
+
+def apgr_averages(results: Sequence[PoolResult], routers: Sequence[str]) -> list[ApgrAverage]:
+    """Per router, the mean APGR over the pool evaluations of each pool size, then over all of them."""
+    out = []
+    sizes = sorted({len(r.pool.ids) for r in results})
+    for name in routers:
+        for size in [*sizes, None]:
+            vals = [
+                m.apgr.mean
+                for r in results
+                if (size is None or len(r.pool.ids) == size)
+                and (m := r.curves.get(name)) is not None
+                and m.apgr.mean is not None
+            ]
+            if vals:
+                out.append(
+                    ApgrAverage(
+                        router=name,
+                        pool_size=size,
+                        n_pools=len(vals),
+                        mean=round(sum(vals) / len(vals), 4) + 0.0,
+                        by_pool=vals,
+                    )
+                )
+    return out
 
 
 def _pool_evaluation(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -195,17 +196,24 @@ class KnnFit(_Fit):
             (self.data, self.indices, self.indptr), shape=(len(self.labels), self.n_terms), dtype=np.float64
         )
 
-    def scores(self, x: Any) -> np.ndarray:
+    def scores(self, x: Any, *, leave_out: bool = False) -> np.ndarray:
         """Votes of the k nearest train tasks by cosine similarity, one column per class: argmax (first of
-        ties: smallest id) is the kNN pick."""
+        ties: smallest id) is the kNN pick. `leave_out`: `x` are the train rows themselves, in order, and
+        none votes for itself (k nearest of the others: `voters(leave_out=True)`)."""
         sims = (sp.csr_matrix(x) @ self._train.T).toarray()
+        if leave_out:
+            np.fill_diagonal(sims, -np.inf)
         column = {c: j for j, c in enumerate(self.classes)}
         votes = np.zeros((sims.shape[0], len(column)))
         for r, row in enumerate(sims):
             # Stable sort on -similarity: equal similarities keep train order, which is deterministic.
-            for i in np.argsort(-row, kind="stable")[: self.k]:
+            for i in np.argsort(-row, kind="stable")[: self.voters(leave_out)]:
                 votes[r, column[self.labels[i]]] += 1.0
         return votes
+
+    def voters(self, leave_out: bool = False) -> int:
+        """How many train tasks vote on each row of `scores`."""
+        return min(self.k, len(self.labels) - 1) if leave_out else self.k
 
     def predict(self, x: Any) -> list[str]:
         return [self.classes[int(i)] for i in self.scores(x).argmax(axis=1)]
@@ -218,15 +226,17 @@ def tfidf_logreg(
     *,
     balanced: bool = False,
     features: TfidfFeatures | None = None,
+    fit: LogregFit | None = None,
 ) -> Decisions:
     """TF-IDF + logistic regression predicting the oracle label, fitted on `train_tasks` only.
 
     `balanced` weighs classes inversely to their frequency: with one dominant oracle label the plain
     classifier predicts only that label, and the balanced one shows whether the text says anything more.
+    `fit`: the classifier already fitted on `features` (one fit serves routes and scores).
     """
     name = "tfidf-logreg(balanced)" if balanced else "tfidf-logreg"
     f = features or TfidfFeatures(train_tasks, name)
-    pred = LogregFit.fit(f, seed, balanced).predict(f.transform(tasks))
+    pred = (fit or LogregFit.fit(f, seed, balanced)).predict(f.transform(tasks))
     picks: dict[str, list[str | None]] = {t.instance_id: [p] for t, p in zip(tasks, pred, strict=True)}
     return from_labels(name, "baseline", picks)
 
@@ -237,26 +247,52 @@ def tfidf_knn(
     k: int = 10,
     *,
     features: TfidfFeatures | None = None,
+    fit: KnnFit | None = None,
 ) -> Decisions:
     """k nearest train tasks by TF-IDF cosine similarity vote for their oracle labels (ties: smallest id)."""
     f = features or TfidfFeatures(train_tasks, "tfidf-knn")
-    fit = KnnFit.fit(f, k)
-    k = fit.k
+    fit = fit or KnnFit.fit(f, k)
     pred = fit.predict(f.transform(tasks))
     picks: dict[str, list[str | None]] = {t.instance_id: [p] for t, p in zip(tasks, pred, strict=True)}
-    return from_labels(f"tfidf-knn(k={k})", "baseline", picks)
+    return from_labels(f"tfidf-knn(k={fit.k})", "baseline", picks)
+
+
+@dataclass(frozen=True)
+class TextFits:
+    """The text classifiers of one fit on one TF-IDF vocabulary, fitted once for routes and scores."""
+
+    features: TfidfFeatures
+    """The TF-IDF of the train tasks."""
+    logreg: LogregFit
+    """`tfidf-logreg`."""
+    logreg_balanced: LogregFit
+    """`tfidf-logreg(balanced)`."""
+    knn: KnnFit
+    """`tfidf-knn`."""
+
+    @classmethod
+    def fit(cls, train_tasks: Sequence[TaskRecord], seed: int) -> TextFits:
+        f = TfidfFeatures(train_tasks)
+        return cls(f, LogregFit.fit(f, seed, False), LogregFit.fit(f, seed, True), KnnFit.fit(f))
 
 
 def fitted_baselines(
-    train_tasks: Sequence[TaskRecord], tasks: Sequence[TaskRecord], model_ids: Sequence[str], seed: int
+    train_tasks: Sequence[TaskRecord],
+    tasks: Sequence[TaskRecord],
+    model_ids: Sequence[str],
+    seed: int,
+    *,
+    fits: TextFits | None = None,
 ) -> list[Decisions]:
-    """Every baseline that learns from train tasks, fitted on `train_tasks` and routing `tasks`."""
-    features = TfidfFeatures(train_tasks)
+    """Every baseline that learns from train tasks, fitted on `train_tasks` and routing `tasks`
+    (`fits`: its text classifiers, fitted already on `train_tasks`)."""
+    fits = fits or TextFits.fit(train_tasks, seed)
+    f = fits.features
     return [
         always_cheapest(train_tasks, tasks, model_ids),
-        tfidf_logreg(train_tasks, tasks, seed, features=features),
-        tfidf_logreg(train_tasks, tasks, seed, balanced=True, features=features),
-        tfidf_knn(train_tasks, tasks, features=features),
+        tfidf_logreg(train_tasks, tasks, seed, features=f, fit=fits.logreg),
+        tfidf_logreg(train_tasks, tasks, seed, balanced=True, features=f, fit=fits.logreg_balanced),
+        tfidf_knn(train_tasks, tasks, features=f, fit=fits.knn),
     ]
 
 

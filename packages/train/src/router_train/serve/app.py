@@ -1,0 +1,336 @@
+"""The proxy: an OpenAI-compatible chat API that routes each task once and keeps it on that model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+import weakref
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio.to_thread
+import httpx
+from starlette.applications import Starlette
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from router_train.route import Decision, EndpointError, Router, RouteTask
+from router_train.route.task import REPO_PATTERN, issue_id
+from router_train.serve.config import ROUTER_MODEL, ServeConfig, UpstreamConfig, api_key
+from router_train.serve.identity import (
+    REPO_HEADER,
+    TASK_ID_HEADER,
+    RequestError,
+    first_user_message,
+    issue_text,
+    task_key,
+)
+from router_train.serve.store import DecisionLog, StickyStore
+
+MODEL_HEADER = "x-router-model"
+"""Response header: the pool model id that served (or was to serve) the request."""
+TASK_HEADER = "x-router-task"
+"""Response header: the task key (sha256 hex) the request was identified by."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def error_response(
+    status: int, message: str, kind: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    """An OpenAI-style error body: {"error": {"message", "type", "code"}}."""
+    body = {"error": {"message": message, "type": kind, "code": status}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def decision_record(decision: Decision) -> dict[str, Any]:
+    """The decision exactly as `router-train route --explain` prints it (its JSON line)."""
+    record: dict[str, Any] = json.loads(decision.json_line())
+    return record
+
+
+class UpstreamFailure(Exception):
+    """An upstream that answered with an error status, or not at all; `response` is what the client gets."""
+
+    def __init__(self, response: Response, retryable: bool) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+        self.retryable = retryable
+
+
+@dataclass(frozen=True)
+class Routed:
+    model: str
+    task: str | None
+    """The task key; None for a request that asked for a pool model directly."""
+
+
+class Proxy:
+    """The proxy's state: router, upstream clients, the sticky store and the decision log."""
+
+    def __init__(self, config: ServeConfig, router: Router) -> None:
+        self.config = config
+        self.router = router
+        self.pool: list[str] = list(router.pool)
+        self._store: StickyStore | None = None
+        self._log: DecisionLog | None = None
+        # One routing per task at a time: a second first-request of the same task waits for the first's
+        # decision instead of routing again (and perhaps differently, for a sampling router).
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._clients: dict[str, httpx.AsyncClient] = {}
+
+    @property
+    def store(self) -> StickyStore:
+        assert self._store is not None, "the proxy has not started"
+        return self._store
+
+    @property
+    def log(self) -> DecisionLog:
+        assert self._log is not None, "the proxy has not started"
+        return self._log
+
+    async def start(self) -> None:
+        self._store = StickyStore(self.config.store)
+        self._log = DecisionLog(self.config.decision_log)
+        for model_id, up in self.config.upstreams.items():
+            key = api_key(up)
+            self._clients[model_id] = httpx.AsyncClient(
+                base_url=up.base_url,
+                headers={"authorization": f"Bearer {key}"} if key else {},
+                timeout=httpx.Timeout(up.read_timeout_s, connect=up.connect_timeout_s),
+                limits=httpx.Limits(max_connections=512, max_keepalive_connections=128),
+                trust_env=False,  # a proxy set in the environment must not see the upstream keys
+            )
+
+    async def stop(self) -> None:
+        for client in self._clients.values():
+            await client.aclose()
+        self.store.close()
+        self.log.close()
+
+    # --- endpoints -------------------------------------------------------------------------------
+
+    async def health(self, request: Request) -> Response:
+        return JSONResponse(
+            {"status": "ok", "router": self.router.name, "pool": self.pool, "tasks": len(self.store)}
+        )
+
+    async def models(self, request: Request) -> Response:
+        ids = [ROUTER_MODEL, *self.pool]
+        data = [{"id": i, "object": "model", "created": 0, "owned_by": "router-train"} for i in ids]
+        return JSONResponse({"object": "list", "data": data})
+
+    async def chat_completions(self, request: Request) -> Response:
+        try:
+            body = self._parse(await request.body())
+            routed = await self._route(body, request)
+        except RequestError as exc:
+            return error_response(400, str(exc), "invalid_request_error")
+        except NoRoute as exc:
+            return error_response(502, str(exc), "router_error")
+        headers = {MODEL_HEADER: routed.model}
+        if routed.task is not None:
+            headers[TASK_HEADER] = routed.task
+        try:
+            return await self._forward(routed.model, body, headers)
+        except UpstreamFailure as failure:
+            fallback = self.config.upstreams[routed.model].fallback
+            if fallback is None or not failure.retryable:
+                return failure.response
+            self.log.write(
+                {
+                    "time": _now(),
+                    "event": "fallback",
+                    "task": routed.task,
+                    "model": routed.model,
+                    "fallback_model": fallback,
+                    "status": failure.response.status_code,
+                }
+            )
+            headers[MODEL_HEADER] = fallback
+            try:
+                return await self._forward(fallback, body, headers)
+            except UpstreamFailure as second:
+                return second.response
+
+    # --- request parsing and routing ------------------------------------------------------------
+
+    def _parse(self, raw: bytes) -> dict[str, Any]:
+        try:
+            body = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise RequestError(f"the request body is not valid JSON: {exc}") from None
+        if not isinstance(body, dict):
+            raise RequestError("the request body must be a JSON object")
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            raise RequestError("`messages` is missing or not a non-empty list")
+        model = body.get("model")
+        if not isinstance(model, str):
+            raise RequestError("`model` is missing or not a string")
+        if model != ROUTER_MODEL and model not in self.config.upstreams:
+            known = ", ".join([ROUTER_MODEL, *self.pool])
+            raise RequestError(f"unknown model {model!r}; this proxy serves: {known}")
+        return body
+
+    async def _route(self, body: dict[str, Any], request: Request) -> Routed:
+        model = body["model"]
+        if model != ROUTER_MODEL:
+            return Routed(model, None)
+        first = first_user_message(body["messages"])
+        task_id = request.headers.get(TASK_ID_HEADER) or None
+        repo = request.headers.get(REPO_HEADER) or None
+        if repo is not None and not re.fullmatch(REPO_PATTERN, repo):
+            raise RequestError(f"header {REPO_HEADER}: expected a GitHub owner/name, got {repo!r}")
+        key = task_key(first, task_id)
+        stored = self.store.get(key)
+        if stored in self.config.upstreams:
+            return Routed(stored, key)
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            stored = self.store.get(key)
+            if stored in self.config.upstreams:
+                return Routed(stored, key)
+            issue = issue_text(first)
+            # The id `router-train route --issue FILE --repo R` would give the same issue, when the repo
+            # is known; else one derived from the task key.
+            instance_id = task_id or (issue_id(repo, issue) if repo else f"serve-{key[:16]}")
+            task = RouteTask(instance_id=instance_id, repo=repo, problem_statement=issue)
+            started = time.perf_counter()
+            try:
+                # In a worker thread: a local router computes for a few ms, an endpoint router waits on
+                # an LLM for seconds; neither may stall the requests of other tasks.
+                decision = await anyio.to_thread.run_sync(self.router.route, task)
+            except Exception as exc:  # an endpoint's EndpointError, or any router bug: JSON 502, keep serving
+                error = str(exc) if isinstance(exc, EndpointError) else f"{type(exc).__name__}: {exc}"
+                self.log.write({"time": _now(), "event": "router_error", "task": key, "error": error})
+                raise NoRoute(f"the router failed: {error}") from None
+            latency_ms = (time.perf_counter() - started) * 1000
+            when = _now()
+            self.log.write(
+                {"time": when, "task": key, **decision_record(decision), "latency_ms": round(latency_ms, 3)}
+            )
+            if decision.model is None or decision.model not in self.config.upstreams:
+                raise NoRoute(
+                    f"the router gave no route for this task: {decision.reason or decision.model!r}"
+                )
+            self.store.put(key, decision.model, decision.router, when)
+            return Routed(decision.model, key)
+
+    # --- forwarding -------------------------------------------------------------------------------
+
+    async def _forward(self, model_id: str, body: dict[str, Any], headers: dict[str, str]) -> Response:
+        up = self.config.upstreams[model_id]
+        client = self._clients[model_id]
+        payload = json.dumps({**body, "model": up.model}).encode("utf-8")
+        request = client.build_request(
+            "POST", "/chat/completions", content=payload, headers={"content-type": "application/json"}
+        )
+        stream = body.get("stream") is True
+        try:
+            upstream = await client.send(request, stream=stream)
+        except httpx.TimeoutException as exc:
+            raise self._transport_failure(504, model_id, up, f"timed out ({type(exc).__name__})") from None
+        except httpx.HTTPError as exc:
+            raise self._transport_failure(
+                502, model_id, up, f"cannot be reached ({type(exc).__name__})"
+            ) from None
+        if upstream.status_code >= 400:
+            if stream:
+                try:
+                    await upstream.aread()
+                except httpx.HTTPError:
+                    pass
+                finally:
+                    await upstream.aclose()
+            raise UpstreamFailure(
+                _upstream_error(upstream, model_id, headers),
+                upstream.status_code == 429 or upstream.status_code >= 500,
+            )
+        out_headers = dict(headers)
+        media_type = upstream.headers.get("content-type", "application/json")
+        if not stream:
+            return Response(
+                upstream.content, status_code=upstream.status_code, headers=out_headers, media_type=media_type
+            )
+        return StreamingResponse(
+            _relay(upstream, model_id),
+            status_code=upstream.status_code,
+            headers=out_headers,
+            media_type=media_type,
+            background=BackgroundTask(upstream.aclose),
+        )
+
+    def _transport_failure(
+        self, status: int, model_id: str, up: UpstreamConfig, what: str
+    ) -> UpstreamFailure:
+        message = f"upstream for {model_id!r} ({up.base_url}) {what}"
+        return UpstreamFailure(
+            error_response(status, message, "upstream_error", {MODEL_HEADER: model_id}), True
+        )
+
+
+class NoRoute(Exception):
+    """The router named no pool model for the task (its reason is the message)."""
+
+
+def _upstream_error(upstream: httpx.Response, model_id: str, headers: dict[str, str]) -> Response:
+    """The upstream's status with its JSON error body when it has one, else one wrapping its text."""
+    try:
+        body = json.loads(upstream.content)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        body = None
+    if isinstance(body, dict) and "error" in body:
+        return JSONResponse(body, status_code=upstream.status_code, headers=headers)
+    text = upstream.content[:500].decode("utf-8", "replace")
+    message = f"upstream for {model_id!r} answered HTTP {upstream.status_code}: {text}"
+    return error_response(upstream.status_code, message, "upstream_error", headers)
+
+
+async def _relay(upstream: httpx.Response, model_id: str) -> AsyncIterator[bytes]:
+    """The upstream's server-sent events as they come (decoded: no content-encoding is passed on); a
+    failure mid-stream ends it with an error event, since the status line is sent already."""
+    try:
+        async for chunk in upstream.aiter_bytes():
+            yield chunk
+    except httpx.HTTPError as exc:
+        kind = "timed out" if isinstance(exc, httpx.TimeoutException) else "failed"
+        message = f"upstream for {model_id!r} {kind} mid-stream"
+        yield f"data: {json.dumps({'error': {'message': message, 'type': 'upstream_error'}})}\n\n".encode()
+    finally:
+        await upstream.aclose()  # also when the client went away and the stream was cancelled
+
+
+def build_app(
+    config: ServeConfig, router: Router, on_ready: Callable[[Proxy], None] | None = None
+) -> Starlette:
+    """The ASGI app; the upstream clients open at startup and close, with the store, at shutdown."""
+    proxy = Proxy(config, router)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await proxy.start()
+        if on_ready is not None:
+            on_ready(proxy)
+        try:
+            yield
+        finally:
+            await proxy.stop()
+
+    routes = [
+        Route("/v1/chat/completions", proxy.chat_completions, methods=["POST"]),
+        Route("/v1/models", proxy.models, methods=["GET"]),
+        Route("/health", proxy.health, methods=["GET"]),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.proxy = proxy
+    return app

@@ -1,0 +1,115 @@
+"""The `router-train serve` configuration file: one router and one upstream per pool model (TOML)."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from router_oracle.validation_message import one_line
+from router_train.route import RouterSpec
+
+ROUTER_MODEL = "router"
+"""The model name a client asks for to be routed (any pool model id is served directly instead)."""
+
+
+class ServeConfigError(ValueError):
+    """A config file that cannot be used, or a pool it cannot serve (one line, names the file)."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class UpstreamConfig(_Strict):
+    """One OpenAI-compatible chat API serving one pool model."""
+
+    base_url: str
+    """The API's base URL, up to and including `/v1` (requests go to `{base_url}/chat/completions`)."""
+    model: str
+    """The upstream's own name for the model, sent as the request's `model` field."""
+    api_key_env: str | None = None
+    """Environment variable holding the upstream's API key, sent as `Authorization: Bearer ...`; None: no
+    key. The key itself is never in the file and never logged; an unset variable is refused at start."""
+    connect_timeout_s: float = Field(default=10.0, gt=0)
+    """Seconds to open a connection to the upstream; past it the client gets 504."""
+    read_timeout_s: float = Field(default=600.0, gt=0)
+    """Seconds to wait for the upstream's response (for a stream: between two chunks); past it 504."""
+    fallback: str | None = None
+    """Another pool model id to send the request to when this upstream fails (connection error, timeout,
+    429 or 5xx). Off by default: a task then changes model mid-trajectory; every use is logged."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, v: str) -> str:
+        if not v.startswith(("http://", "https://")):
+            raise ValueError(f"must start with http:// or https://, got {v!r}")
+        return v.rstrip("/")
+
+
+class ServeConfig(_Strict):
+    """`router-train serve CONFIG.toml`: which router decides, and where each pool model is served."""
+
+    router: RouterSpec
+    """The router, exactly as `router-train route` takes it (a checkpoint, with a pool for an any-pool
+    checkpoint, or an endpoint and model for an LLM router)."""
+    upstreams: dict[str, UpstreamConfig]
+    """One upstream per pool model id (the TOML table `[upstreams."<pool model id>"]`)."""
+    store: Path = Path("serve-state/decisions.sqlite")
+    """SQLite file keeping each task's routed model, so a task stays on it across restarts (created if
+    missing; relative paths are from the working directory)."""
+    decision_log: Path = Path("serve-state/decisions.jsonl")
+    """JSON Lines log, appended: one line per routing decision (and per fallback used)."""
+
+    @model_validator(mode="after")
+    def _fallbacks_known(self) -> ServeConfig:
+        for model_id, up in self.upstreams.items():
+            if up.fallback is not None and up.fallback not in self.upstreams:
+                raise ValueError(f"upstreams.{model_id}.fallback {up.fallback!r} has no upstream")
+            if up.fallback == model_id:
+                raise ValueError(f"upstreams.{model_id}.fallback is the model itself")
+        if ROUTER_MODEL in self.upstreams:
+            raise ValueError(f"{ROUTER_MODEL!r} is the routed model's name, not a pool model id")
+        return self
+
+
+def read_config(path: str | os.PathLike[str]) -> ServeConfig:
+    """Read and validate a serve config; every error is one `ServeConfigError` line naming the file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ServeConfigError(f"{path}: cannot read the serve config: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ServeConfigError(f"{path}: not UTF-8 (byte {exc.start}: {exc.reason})") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ServeConfigError(f"{path}: not valid TOML: {exc}") from exc
+    try:
+        return ServeConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ServeConfigError(f"{path}: not a valid serve config: {one_line(exc)}") from exc
+
+
+def check_serves_pool(config: ServeConfig, pool: list[str], path: str | os.PathLike[str]) -> None:
+    """Refuse a pool model without an upstream, and an upstream whose key variable is unset."""
+    missing = [m for m in pool if m not in config.upstreams]
+    if missing:
+        raise ServeConfigError(
+            f"{path}: pool model {missing[0]!r} has no [upstreams.{missing[0]!r}] table"
+            + (f" (nor {', '.join(map(repr, missing[1:]))})" if missing[1:] else "")
+        )
+    extra = [m for m in config.upstreams if m not in pool]
+    if extra:
+        raise ServeConfigError(f"{path}: upstream {extra[0]!r} is not a model of the router's pool {pool}")
+    for model_id, up in config.upstreams.items():
+        if up.api_key_env is not None and not os.environ.get(up.api_key_env):
+            raise ServeConfigError(
+                f"{path}: upstreams.{model_id!r}.api_key_env: variable {up.api_key_env} is not set"
+            )
+
+
+def api_key(up: UpstreamConfig) -> str | None:
+    return os.environ.get(up.api_key_env) if up.api_key_env else None

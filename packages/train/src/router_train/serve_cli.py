@@ -1,0 +1,76 @@
+"""`router-train serve`: the sticky routing proxy, an OpenAI-compatible chat API for coding agents.
+
+Exit codes: 2 bad input (one line on stderr: the config, a pool model without an upstream, an unset key
+variable, a router that cannot be loaded, an address in use), 130 stopped by Ctrl-C (after a graceful
+shutdown).
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+from typing import Any
+
+import uvicorn
+
+from router_train.cli_args import path_arg
+from router_train.route import load_router
+from router_train.serve import build_app, check_serves_pool, read_config
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "serve",
+        help="an OpenAI-compatible proxy routing each agent task to one model, sticky",
+        description=(
+            "Serve POST /v1/chat/completions, GET /v1/models and GET /health. A request for model `router` "
+            "is routed on its conversation's first user message (the task) once, and every later request "
+            "of that task goes to the same upstream, also after a restart; a pool model id is served "
+            "directly. See docs/serve.md. Exit codes: 2 bad input (one line on stderr), 130 stopped by "
+            "Ctrl-C."
+        ),
+    )
+    p.add_argument(
+        "config", type=path_arg, metavar="CONFIG.toml", help="router and upstreams (docs/serve.md)"
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    p.set_defaults(func=run)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before uvicorn starts: an address in use is bad input (one line, exit
+    2), not a log record and exit 1 from inside the server."""
+    if not 0 <= port <= 65535:
+        raise ValueError(f"--port {port}: not a TCP port")
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and
+        # without it every response waits out Nagle and delayed ACKs (~40 ms).
+        sock = socket.socket(family, kind, proto or socket.IPPROTO_TCP)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        raise ValueError(f"--host {host} --port {port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def run(args: argparse.Namespace) -> int:
+    # Every bad input raises ValueError (ServeConfigError, the route API's RouteError): one line, exit 2.
+    config = read_config(args.config)
+    router = load_router(config.router)
+    check_serves_pool(config, list(router.pool), args.config)
+    sock = bind(args.host, args.port)
+    app = build_app(config, router)
+    print(
+        f"router-train serve: router {router.name} over {', '.join(router.pool)} on "
+        f"http://{args.host}:{args.port}/v1 (model `router`; decisions in {config.decision_log})",
+        file=sys.stderr,
+    )
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+    return 0

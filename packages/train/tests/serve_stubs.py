@@ -1,0 +1,225 @@
+"""Doubles for `router-train serve` tests: OpenAI-compatible stub upstreams and servers run in threads.
+
+Everything listens on 127.0.0.1 on a port the OS picks, and every server started is stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from router_train.local import LocalTrainConfig, train_local
+from router_train.route import bundled_tasks, load_router
+from router_train.serve import build_app, read_config
+
+SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+"""mini-SWE-agent's submit marker (first output line of the final command)."""
+
+
+@dataclass
+class Seen:
+    """One request a stub upstream received."""
+
+    model: str
+    first_user: str
+    n_messages: int
+    stream: bool
+    authorization: str | None
+
+
+@dataclass
+class StubUpstream:
+    """An OpenAI-compatible chat API that answers with its own name.
+
+    `fail_status` makes it answer that HTTP status; `delay_s` makes it wait before answering. A request
+    carrying `tools` (an agent) gets a bash tool call: first writing a file with the stub's name, then
+    mini-SWE-agent's submit command printing that file.
+    """
+
+    name: str
+    fail_status: int | None = None
+    delay_s: float = 0.0
+    reply: str | None = None
+    """Answer this text instead of `I am <name>` (an LLM router's reply)."""
+    seen: list[Seen] = field(default_factory=list)
+
+    def app(self) -> Starlette:
+        return Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
+
+    async def _chat(self, request: Request) -> Response:
+        body = json.loads(await request.body())
+        messages = body["messages"]
+        first = next(m["content"] for m in messages if m["role"] == "user")
+        if isinstance(first, list):
+            first = "\n".join(p["text"] for p in first if p.get("type") == "text")
+        stream = body.get("stream") is True
+        self.seen.append(
+            Seen(body["model"], first, len(messages), stream, request.headers.get("authorization"))
+        )
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        if self.fail_status is not None:
+            return JSONResponse(
+                {"error": {"message": f"{self.name} is failing", "type": "server_error"}},
+                status_code=self.fail_status,
+            )
+        if body.get("tools"):
+            return JSONResponse(self._agent_reply(body["model"], messages))
+        text = self.reply if self.reply is not None else f"I am {self.name}"
+        if not stream:
+            return JSONResponse(_completion(body["model"], {"role": "assistant", "content": text}))
+        return StreamingResponse(_sse(body["model"], text), media_type="text/event-stream")
+
+    def _agent_reply(self, model: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        steps = sum(1 for m in messages if m["role"] == "assistant")
+        if steps == 0:
+            command = f"echo answered-by-{self.name} > proof.txt"
+        else:
+            command = f"echo {SUBMIT} && cat proof.txt"
+        call = {
+            "id": f"call_{steps}",
+            "type": "function",
+            "function": {"name": "bash", "arguments": json.dumps({"command": command})},
+        }
+        message = {"role": "assistant", "content": f"THOUGHT: step {steps}", "tool_calls": [call]}
+        return _completion(model, message, finish_reason="tool_calls")
+
+
+def _completion(model: str, message: dict[str, Any], finish_reason: str = "stop") -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-stub",
+        "object": "chat.completion",
+        "created": 1,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+
+
+async def _sse(model: str, text: str) -> Any:
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        body = {
+            "id": "chatcmpl-stub",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        return f"data: {json.dumps(body)}\n\n".encode()
+
+    yield chunk({"role": "assistant", "content": ""})
+    for word in text.split(" "):
+        yield chunk({"content": word if word == text.split(" ")[0] else " " + word})
+        await asyncio.sleep(0)
+    yield chunk({}, "stop")
+    yield b"data: [DONE]\n\n"
+
+
+class ServerThread:
+    """An ASGI app served by uvicorn in a thread on 127.0.0.1, on a port the OS picked."""
+
+    def __init__(self, app: Any) -> None:
+        # IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets that say they are TCP.
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind(("127.0.0.1", 0))
+        self.port: int = self._sock.getsockname()[1]
+        config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> ServerThread:
+        self._thread.start()
+        deadline = time.monotonic() + 30
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("server did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=30)
+        self._sock.close()
+        assert not self._thread.is_alive(), "server thread did not stop"
+
+
+@contextmanager
+def serving(app: Any) -> Iterator[ServerThread]:
+    server = ServerThread(app).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def free_port() -> int:
+    """A port nothing listens on (bound, then released): connecting to it is refused."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def trained_checkpoint(base: Path) -> Path:
+    """A `router-train local` checkpoint trained in a few steps on the bundled table (cached under base)."""
+    path = base / "serve-local-router" / "checkpoint.json"
+    if not path.exists():
+        cfg = LocalTrainConfig(output_dir=path.parent, steps=5, tasks_per_step=16, shift_folds=0)
+        train_local(cfg, progress=False)
+    return path
+
+
+def bundled_issues() -> list[tuple[str, str, str]]:
+    """(instance_id, repo, problem_statement) of every bundled SWE-bench Verified task, in file order."""
+    return [(t.instance_id, t.repo or "", t.problem_statement) for t in bundled_tasks().values()]
+
+
+def write_config(
+    path: Path,
+    checkpoint: Path,
+    stubs: dict[str, tuple[StubUpstream, ServerThread]],
+    **per_model: Any,
+) -> Path:
+    upstreams = {
+        m: {"base_url": f"{server.url}/v1", "model": f"served-{m}", **per_model.get(m, {})}
+        for m, (_, server) in stubs.items()
+    }
+    doc = {
+        "router": {"checkpoint": str(checkpoint)},
+        "upstreams": upstreams,
+        "store": str(path.parent / "state" / "decisions.sqlite"),
+        "decision_log": str(path.parent / "state" / "decisions.jsonl"),
+    }
+    path.write_text(tomli_w.dumps(doc), encoding="utf-8")
+    return path
+
+
+def proxy_app(config_path: Path) -> Any:
+    config = read_config(config_path)
+    return build_app(config, load_router(config.router))
+
+
+def log_lines(config_path: Path) -> list[dict[str, Any]]:
+    log = config_path.parent / "state" / "decisions.jsonl"
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()] if log.exists() else []
