@@ -34,6 +34,7 @@ BAD = [
     (["evaluate-anypool", "--pool-seed", "-1", "-o", "OUT"], "argument --pool-seed: ", "greater than"),
     (["route", "--timeout", "inf"], "argument --timeout: ", "finite number"),
     (["fit", "--seed", "1e400", "-o", "OUT"], "argument --seed: ", "valid integer"),
+    (["serve", "cfg.toml", "--port", "70000"], "argument --port: ", "less than or equal to 65535"),
 ]
 
 

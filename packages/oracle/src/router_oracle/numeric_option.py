@@ -62,3 +62,5 @@ Retries = Annotated[int, Field(ge=0, le=100)]
 """A retry count: 0 to 100."""
 Temperature = Annotated[float, Field(ge=0, le=100, allow_inf_nan=False)]
 """A sampling temperature: 0 to 100."""
+Port = Annotated[int, Field(ge=0, le=65_535)]
+"""A TCP port: 0 (any free one) to 65535."""
