@@ -34,6 +34,7 @@ from router_train.local.config import LocalTrainConfig, LocalTrainError, RewardW
 from router_train.local.features import feature_dim, featurize, fit_features, unique_tasks
 from router_train.local.grpo import (
     AdamW,
+    batch_rows,
     clip_grad_norm,
     group_advantages,
     policy_gradient,
@@ -324,7 +325,7 @@ def _grpo(
     for step in bar:
         t0 = time.perf_counter()
         rows = task_rows[next(batches)]
-        x = x_uniq[rows]
+        x = batch_rows(x_uniq, rows)
         probs = policy.probabilities_from_features(x)
         actions = sample_actions(probs, cfg.samples_per_task, rng)
         rewards = reward_of[rows[:, None], actions]
