@@ -11,6 +11,7 @@ from router_oracle.numeric_option import field_option
 from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig, format_anypool_summary, run_any_pool
 from router_train.anypool.run import CHECKPOINT_FILE, METRICS_FILE, SUMMARY_FILE
 from router_train.cli_args import add_table_arguments, config_flags, default_of, given, int_list
+from router_train.commands import summary
 
 DEFAULT_OUTPUT = Path("runs/local-anypool")
 
@@ -22,7 +23,7 @@ def _ids(text: str) -> list[str]:
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "local-anypool",
-        help="train a router that routes among any pool, incl. models it never trained with (CPU)",
+        help=summary("local-anypool"),
         description=(
             "GRPO on the CPU of a pool-agnostic router: it scores each (task, model) pair from the task's "
             "features and the model's capability-summary entries (train split only), softmax over the "

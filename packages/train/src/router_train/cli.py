@@ -1,53 +1,51 @@
 """`router-train`: from oracle table to trained router, and judging any router.
 
-Each subcommand lives in its own module, which adds its parser here via `register(subparsers)`.
+Each subcommand lives in its own module (`router_train.commands` lists them), which adds its parser
+via `register(subparsers)`. Only the module of the command being run is imported: the others load
+numpy, scikit-learn, verifiers or an HTTP stack, and `router-train --help` must answer at once.
 Exit codes common to all: 2 bad input (one line on stderr), 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
 from router_oracle.cli_runner import run_cli
-from router_train import (
-    anypool_cli,
-    evaluate_anypool_cli,
-    evaluate_cli,
-    fit_cli,
-    launch_cli,
-    local_cli,
-    route_cli,
-    serve_cli,
-)
+from router_train.commands import COMMANDS
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The `router-train` parser. `command` None: every command with its full options; a command name:
+    that one in full, the others listed by name and summary only (their modules are not imported)."""
     parser = argparse.ArgumentParser(
         prog="router-train",
         description=(
-            "Train and judge model routers for SWE-bench tasks. `launch` runs GRPO on Prime Hosted "
-            "Training (prime-rl), `local` runs a small GRPO trainer on the CPU (`local-anypool`: one that "
-            "routes any pool of models), `evaluate` scores any "
-            "router against the oracle, single-model baselines and cost (`evaluate-anypool`: the any-pool "
-            "router on models it never trained with)."
+            "Train and judge model routers for SWE-bench tasks, and put them to work. `launch` runs GRPO "
+            "with prime-rl (Prime Hosted Training or your own GPUs), `local` runs a small GRPO trainer on "
+            "the CPU (`local-anypool`: one that routes any pool of models), `evaluate` scores any router "
+            "against the oracle, single-model baselines and cost (`evaluate-anypool`: the any-pool router "
+            "on models it never trained with), `fit` saves a supervised baseline, `route` routes new tasks "
+            "with any of them and `serve` puts one in front of a coding agent. `COMMAND --help` for more."
         ),
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    launch_cli.register(sub)
-    local_cli.register(sub)
-    anypool_cli.register(sub)
-    evaluate_cli.register(sub)
-    evaluate_anypool_cli.register(sub)
-    fit_cli.register(sub)
-    route_cli.register(sub)
-    serve_cli.register(sub)
+    for name, cmd in COMMANDS.items():
+        if command is None or name == command:
+            # The one place a module is imported by name: the command's, when it is the one run.
+            getattr(importlib.import_module(cmd.module), cmd.register)(sub)
+        else:
+            sub.add_parser(name, help=cmd.summary)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # The command is the first argument that is not an option (`router-train` itself takes only -h).
+    command = next((a for a in argv if not a.startswith("-")), "")
+    args = build_parser(command if command in COMMANDS else "").parse_args(argv)
     # Each register() sets `func` (parsed args -> exit code; bad input raises) and may set `error_prefix`.
     return run_cli(
         lambda: args.func(args),

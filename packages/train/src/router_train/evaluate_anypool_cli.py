@@ -17,6 +17,7 @@ from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.derive import CandidateIndex
 from router_oracle.numeric_option import Count, Seed, option_type
 from router_train.cli_args import add_report_arguments, int_list, jobs_of
+from router_train.commands import summary
 from router_train.evaluate import read_table
 from router_train.evaluate_anypool import (
     NamedPool,
@@ -52,7 +53,7 @@ def _named_pool(text: str) -> tuple[str, list[str]]:
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "evaluate-anypool",
-        help="judge the any-pool router on tasks AND models it never trained with, vs fixed-pool routers",
+        help=summary("evaluate-anypool"),
         description=(
             "Leave-one-group-out over held-out model families (--held-out-by provider, base_model or "
             "model; or --held-out ID,ID groups) x K-fold cross-validation over the reference table's "

@@ -23,6 +23,7 @@ from router_train.cli_args import (
     int_list,
     jobs_of,
 )
+from router_train.commands import summary
 from router_train.evaluate import Source, evaluate, read_table, render_terminal, write_report
 from router_train.evaluate.report import PLOT_PNG
 from router_train.evaluate.run import REPORT_JSON, REPORT_MD, default_local_routers
@@ -51,7 +52,7 @@ DEFAULT_FOLD_SEEDS = [0, 1, 2, 3, 4]
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "evaluate",
-        help="judge routers (baselines, local GRPO, checkpoints, vf-eval traces) on tasks they never saw",
+        help=summary("evaluate"),
         description=(
             "Evaluate routing decisions on tasks no learned router trained on. With --folds K: K-fold "
             "cross-validation over every task of the table (folds stratified by oracle label, once per "

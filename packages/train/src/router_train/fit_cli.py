@@ -18,6 +18,7 @@ from router_oracle.file_hash import sha256_file
 from router_oracle.numeric_option import Seed, Share, option_type
 from router_oracle.table_check import load_table
 from router_train.cli_args import path_arg
+from router_train.commands import summary
 from router_train.local.trainer import BUNDLED_TABLE_NAME
 from router_train.route.baseline_checkpoint import BASELINE_NAMES, fit_baseline, save_baseline
 
@@ -29,7 +30,7 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser(
         "fit",
-        help="fit a supervised baseline (TF-IDF logistic regression, kNN, cheapest) and save it",
+        help=summary("fit"),
         description=(
             "Fit one of the learned baselines `router-train evaluate` judges, exactly as evaluate fits it, "
             "on every task of the table (--split all, the default) or the env's train split, and save it "

@@ -11,6 +11,7 @@ from router_oracle.atomic_file import write_text_atomic
 from router_oracle.cli_runner import run_cli
 from router_oracle.numeric_option import Count, option_type
 from router_train.cli_args import path_arg
+from router_train.commands import summary
 from router_train.hosted.config_files import (
     render_multi_node,
     render_preset,
@@ -31,12 +32,21 @@ from router_train.hosted.prime_tool import DEFAULT_TIMEOUT_S
 from router_train.hosted.self_hosted import launch_self_hosted
 
 
-def register(sub: Any) -> None:
-    presets = "; ".join(f"{n}: {PRESETS[n].description}" for n in PRESET_NAMES)
+def _presets() -> str:
+    return "; ".join(f"{n}: {PRESETS[n].description}" for n in PRESET_NAMES)
 
+
+def register(sub: Any) -> None:
+    """`config` and `launch`."""
+    register_config(sub)
+    register_launch(sub)
+
+
+def register_config(sub: Any) -> None:
+    presets = _presets()
     c: argparse.ArgumentParser = sub.add_parser(
         "config",
-        help="write a prime-rl RL config (TOML for `prime train`) for a preset",
+        help=summary("config"),
         description=f"Render a preset's prime-rl RL config. Presets: {presets}.",
     )
     c.add_argument("preset", nargs="?", choices=PRESET_NAMES, help="preset to render")
@@ -54,9 +64,12 @@ def register(sub: Any) -> None:
     )
     c.set_defaults(func=_config)
 
+
+def register_launch(sub: Any) -> None:
+    presets = _presets()
     p: argparse.ArgumentParser = sub.add_parser(
         "launch",
-        help="push the env and start a GRPO run on Prime Hosted Training (prime-rl)",
+        help=summary("launch"),
         description=(
             "Stage the env built by `./pants package` as one self-contained package, "
             "`prime env push` it, then `prime train` the preset's config and record the run id "

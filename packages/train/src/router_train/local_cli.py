@@ -8,6 +8,7 @@ from typing import Any
 
 from router_train import local
 from router_train.cli_args import add_table_arguments, path_arg
+from router_train.commands import summary
 from router_train.local_options import add_training_arguments, config_from_args
 
 DEFAULT_OUTPUT = Path("runs/local")
@@ -16,7 +17,7 @@ DEFAULT_OUTPUT = Path("runs/local")
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "local",
-        help="train a small router with GRPO on the CPU (no GPU, no account)",
+        help=summary("local"),
         description=(
             "GRPO over the router-frontier-rl env's train split and reward, with a linear softmax policy "
             "over features of the task text. Writes checkpoint.json, metrics.jsonl and summary.json to "

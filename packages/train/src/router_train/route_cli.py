@@ -20,6 +20,7 @@ from typing import Any
 from router_oracle.atomic_file import output_file, write_text_atomic
 from router_oracle.numeric_option import Count, Retries, Seconds, Seed, Share, Temperature, option_type
 from router_train.cli_args import path_arg
+from router_train.commands import summary
 from router_train.route import RouteError, RouterSpec, load_router
 from router_train.route.plan import mini_swe_agent_plan, read_model_map
 from router_train.route.task import RouteTask, bundled_instances, bundled_tasks, issue_task, read_task_file
@@ -31,7 +32,7 @@ DEFAULT_PLAN_DIR = Path("runs/route")
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "route",
-        help="route tasks with a trained router (checkpoint, saved baseline or LLM endpoint)",
+        help=summary("route"),
         description=(
             "Route each task to a pool model with a trained router and print one JSON object per task "
             "(instance_id, model, reason, router; --explain adds scores or the LLM's reply). Exit codes: "

@@ -16,6 +16,7 @@ import uvicorn
 
 from router_oracle.numeric_option import Port, option_type
 from router_train.cli_args import path_arg
+from router_train.commands import summary
 from router_train.route import load_router
 from router_train.serve import build_app, check_serves_pool, read_config
 
@@ -23,7 +24,7 @@ from router_train.serve import build_app, check_serves_pool, read_config
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "serve",
-        help="an OpenAI-compatible proxy routing each agent task to one model, sticky",
+        help=summary("serve"),
         description=(
             "Serve POST /v1/chat/completions, GET /v1/models and GET /health. A request for model `router` "
             "is routed on its conversation's first user message (the task) once, and every later request "
