@@ -174,9 +174,8 @@ def test_anypool_budget_is_calibrated_for_the_given_pool(tmp_path, capsys):
     run_any_pool(cfg, progress=False)
     pool = tmp_path / "pool.toml"
     ids = ["kimi-k2.5-high", "gpt-5-mini", "claude-opus-4.6"]
-    pool.write_text(
-        'name = "mine"\n' + "".join(f'[[models]]\nid = "{m}"\nname = "{m}"\nruns = ["run-{m}"]\n' for m in ids)
-    )
+    rows = "".join(f'[[models]]\nid = "{m}"\nname = "{m}"\nruns = ["run-{m}"]\n' for m in ids)
+    pool.write_text(f'name = "mine"\n{rows}')
     router = load_router(RouterSpec(checkpoint=out / "checkpoint.json", pool=pool, budget=0.2))
     cal = router.calibration
     assert cal is not None and sorted(cal.model_ids) == sorted(ids)
