@@ -76,6 +76,16 @@ def test_exploration_cost_must_be_finite_and_bounded(bad: float) -> None:
     assert line.startswith("exploration_cost: Input should be"), line
 
 
+@pytest.mark.parametrize(
+    ("argument", "bad"),
+    [("split_seed", -1), ("split_seed", 2**40), ("eval_fraction", math.nan), ("turn_budget", 10**30)],
+)
+def test_numeric_arguments_are_bounded_by_the_shared_rule(argument: str, bad: float) -> None:
+    # The same bounds as the CLIs' flags (router_oracle.numeric_option): seeds 0..2**32-1, counts <= 1e6.
+    line = _config_error(**{argument: bad})
+    assert line.startswith(f"{argument}: Input should be"), line
+
+
 @pytest.mark.parametrize("huge", [1e308, -1e308, 1e7])
 def test_huge_weights_are_refused_before_they_overflow(huge: float) -> None:
     weights = [huge, huge, 0.0, 0.0, 0.0]

@@ -229,7 +229,9 @@ def test_cli_bad_table_exits_2_without_output(tmp_path, capsys):
     assert main(["local", "--table", str(bad), "--output-dir", str(out), "--quiet"]) == 2
     assert str(bad) in capsys.readouterr().err
     assert not out.exists()
-    assert main(["local", "--table", str(bad), "--steps", "0", "--quiet"]) == 2
+    with pytest.raises(SystemExit) as usage:  # the out-of-bounds number, before the table is read
+        main(["local", "--table", str(bad), "--steps", "0", "--quiet"])
+    assert usage.value.code == 2
 
 
 def test_too_small_a_table_is_a_clear_error(tmp_path):

@@ -48,6 +48,7 @@ from router_frontier_rl.split import SplitName, check_upsample, select_tasks
 from router_frontier_rl.swebench_image import WORKDIR, swebench_image
 from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.derive import CandidateIndex
+from router_oracle.numeric_option import MAX_COUNT, Seed
 from router_oracle.table import OracleTable, TaskRecord
 from router_oracle.table_check import load_table
 
@@ -171,22 +172,22 @@ class RouterConfig(vf.TasksetConfig):
     cost_if_chosen]; all five are recorded on every trace whatever their weight."""
     split: SplitName = "train"
     """Which tasks to serve: `train`, the held-out `eval`, or `all`."""
-    eval_fraction: float = Field(default=0.2, gt=0, lt=1)
-    """Fraction of each oracle label's tasks held out for `eval`."""
-    split_seed: int = 0
-    """Seed of the split and of the task order."""
+    eval_fraction: float = Field(default=0.2, gt=0, lt=1, allow_inf_nan=False)
+    """Fraction of each oracle label's tasks held out for `eval`, in (0, 1)."""
+    split_seed: Seed = 0
+    """Seed of the split and of the task order (0 to 2**32 - 1)."""
     upsample: bool = False
     """Repeat train tasks of rare oracle labels until every label is as common as the most common
     (train split only)."""
-    few_shot: int = Field(default=0, ge=0)
+    few_shot: int = Field(default=0, ge=0, le=MAX_COUNT)
     """Solved train-split examples shown before the task (each a user turn and its oracle route)."""
-    max_tasks: int | None = Field(default=None, ge=1)
+    max_tasks: int | None = Field(default=None, ge=1, le=MAX_COUNT)
     """Serve only the first this many tasks of the (seeded) order."""
     repo_access: bool = False
     """Agentic routing: before it routes, the agent may read the task's repository (read-only, with
     verifiers' bash harness, edit tool off; network blocked in containers). Off: one chat turn on the
     issue text."""
-    turn_budget: int = Field(default=DEFAULT_TURN_BUDGET, ge=1)
+    turn_budget: int = Field(default=DEFAULT_TURN_BUDGET, ge=1, le=MAX_COUNT)
     """repo_access: model turns per episode, the final answer included; running out of turns without
     a route scores as no valid route (-1)."""
     exploration_cost: float = Field(default=0.0, ge=0, le=MAX_WEIGHT, allow_inf_nan=False)

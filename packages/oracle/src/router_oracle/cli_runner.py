@@ -13,14 +13,14 @@ from typing import ClassVar
 
 from pydantic import ValidationError
 
+from router_oracle.console_entry import EXIT_INTERRUPTED as EXIT_INTERRUPTED
+from router_oracle.console_entry import INTERRUPTED
 from router_oracle.validation_message import one_line
 
 EXIT_OK = 0
 """Done: every output was written."""
 EXIT_BAD_INPUT = 2
 """Bad input (a table, a file, a config, an option): one line on stderr, no output was written."""
-EXIT_INTERRUPTED = 130
-"""Ctrl-C: one line on stderr; outputs are published whole or not at all, so none was half-written."""
 
 
 class CommandError(Exception):
@@ -42,7 +42,7 @@ def run_cli(
     *,
     prog: str,
     error_prefix: str = "",
-    interrupted: str = "interrupted; no output written",
+    interrupted: str = INTERRUPTED,
 ) -> int:
     """Run a command's `body` and return its exit status; bad input and Ctrl-C become one stderr line.
 

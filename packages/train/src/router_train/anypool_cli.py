@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from router_oracle.atomic_file import refuse_inputs_as_outputs
+from router_oracle.numeric_option import field_option
 from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig, format_anypool_summary, run_any_pool
 from router_train.anypool.run import CHECKPOINT_FILE, METRICS_FILE, SUMMARY_FILE
 from router_train.cli_args import add_table_arguments, config_flags, default_of, given, int_list
@@ -43,7 +44,10 @@ def register(sub: Any) -> None:
     )
     size = default_of(AnyPoolRunConfig, "eval_pool_size")
     p.add_argument(
-        "--pool-size", dest="eval_pool_size", type=int, help=f"evaluation pool size (default {size})"
+        "--pool-size",
+        dest="eval_pool_size",
+        type=field_option(AnyPoolRunConfig, "eval_pool_size"),
+        help=f"evaluation pool size (default {size})",
     )
     config_flags(p, AnyPoolRunConfig, [("--pool-seed", int, "seed of the evaluation pools")])
     sizes = default_of(AnyPoolTrainConfig, "pool_sizes")

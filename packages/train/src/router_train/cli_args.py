@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from router_oracle.numeric_option import Count, Seed, Share, field_option, option_type
+
 
 def path_arg(text: str) -> Path:
     """An argparse `type` for paths: an empty string is an error, not the working directory."""
@@ -26,9 +28,17 @@ def add_table_arguments(p: argparse.ArgumentParser) -> None:
         "--table", type=path_arg, default=None, help="oracle table (default: the env's bundled table)"
     )
     p.add_argument(
-        "--eval-fraction", type=float, default=None, help="held-out share of the env's split (default 0.2)"
+        "--eval-fraction",
+        type=option_type(Share),
+        default=None,
+        help="held-out share of the env's split, in (0, 1) (default 0.2)",
     )
-    p.add_argument("--split-seed", type=int, default=None, help="seed of the env's split (default 0)")
+    p.add_argument(
+        "--split-seed",
+        type=option_type(Seed),
+        default=None,
+        help="seed of the env's split, 0-2**32-1 (default 0)",
+    )
 
 
 def given(args: argparse.Namespace, *names: str) -> dict[str, Any]:
@@ -45,16 +55,23 @@ def default_of(model: type[BaseModel], name: str) -> str:
 
 
 def int_list(text: str) -> list[int]:
-    """An argparse `type` for `N,N,...`."""
+    """An argparse `type` for `N,N,...` of seeds or counts (0 to 2**32 - 1 each; a count's lower bound
+    is its config's)."""
+    parse = option_type(Seed)
     try:
-        return [int(v) for v in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+        return [parse(v) for v in text.split(",")]
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers ({exc})") from None
 
 
 def add_report_arguments(p: argparse.ArgumentParser, jobs_help: str) -> None:
     """`--jobs`, `--no-plot` and `-o/--output OUTDIR`: how an evaluation runs and where its report goes."""
-    p.add_argument("--jobs", type=int, default=None, help=f"{jobs_help} (default: the CPU count, at most 4)")
+    p.add_argument(
+        "--jobs",
+        type=option_type(Count),
+        default=None,
+        help=f"{jobs_help} (default: the CPU count, at most 4)",
+    )
     p.add_argument("--no-plot", action="store_true", help="skip the PNG")
     p.add_argument("-o", "--output", type=path_arg, required=True, metavar="OUTDIR", help="report directory")
 
@@ -68,7 +85,9 @@ def config_flags(
     p: argparse.ArgumentParser, model: type[BaseModel], flags: list[tuple[str, type, str]]
 ) -> None:
     """Flags mirroring fields of `model` (`--tasks-per-step` -> `tasks_per_step`): unset they stay None,
-    so the config's own default applies; each help is `TEXT (default D)`, D read from the field."""
+    so the config's own default applies; each help is `TEXT (default D)`, D read from the field. A
+    number is checked against the field's own bounds as it is parsed, so the error names the flag."""
     for flag, kind, text in flags:
         field = flag.removeprefix("--").replace("-", "_")
-        p.add_argument(flag, type=kind, default=None, help=f"{text} (default {default_of(model, field)})")
+        parse = field_option(model, field) if kind in (int, float) else kind
+        p.add_argument(flag, type=parse, default=None, help=f"{text} (default {default_of(model, field)})")

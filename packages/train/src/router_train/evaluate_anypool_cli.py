@@ -15,6 +15,7 @@ from router_frontier_rl.bundled import bundled_table_path
 from router_oracle.atomic_file import refuse_inputs_as_outputs
 from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.derive import CandidateIndex
+from router_oracle.numeric_option import Count, Seed, option_type
 from router_train.cli_args import add_report_arguments, int_list, jobs_of
 from router_train.evaluate import read_table
 from router_train.evaluate_anypool import (
@@ -76,7 +77,9 @@ def register(sub: Any) -> None:
         help="reference oracle table: its tasks, and its oracle labels stratify the folds (default: the "
         "env's bundled table)",
     )
-    p.add_argument("--folds", type=int, default=DEFAULT_FOLDS, metavar="K", help="task folds (default 5)")
+    p.add_argument(
+        "--folds", type=option_type(Count), default=DEFAULT_FOLDS, metavar="K", help="task folds (default 5)"
+    )
     p.add_argument(
         "--fold-seeds",
         type=int_list,
@@ -106,10 +109,26 @@ def register(sub: Any) -> None:
         help="an explicit held-out group of candidate models (repeatable; instead of --held-out-by)",
     )
     p.add_argument(
-        "--pools", type=int, default=3, metavar="N", help="drawn evaluation pools per group (default 3)"
+        "--pools",
+        type=option_type(Count),
+        default=3,
+        metavar="N",
+        help="drawn evaluation pools per group (default 3)",
     )
-    p.add_argument("--pool-size", type=int, default=3, metavar="N", help="models per drawn pool (default 3)")
-    p.add_argument("--pool-seed", type=int, default=0, metavar="S", help="seed of the pool draws (default 0)")
+    p.add_argument(
+        "--pool-size",
+        type=option_type(Count),
+        default=3,
+        metavar="N",
+        help="models per drawn pool (default 3)",
+    )
+    p.add_argument(
+        "--pool-seed",
+        type=option_type(Seed),
+        default=0,
+        metavar="S",
+        help="seed of the pool draws (default 0)",
+    )
     p.add_argument(
         "--pool",
         type=_named_pool,
@@ -124,7 +143,9 @@ def register(sub: Any) -> None:
         action="store_true",
         help="few-step trainers (20 GRPO steps each): a smoke run of the plumbing, not a result",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the classifier and the bootstrap")
+    p.add_argument(
+        "--seed", type=option_type(Seed), default=0, help="seed of the classifier and the bootstrap"
+    )
     add_report_arguments(p, "processes running fits in parallel")
     p.set_defaults(func=run, error_prefix="error: ")  # EvaluateError, CandidatesError, AnyPoolError: 2
 

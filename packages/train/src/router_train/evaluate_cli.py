@@ -15,6 +15,7 @@ from typing import Any
 
 from router_frontier_rl.bundled import bundled_table_path
 from router_oracle.atomic_file import output_directory, refuse_inputs_as_outputs
+from router_oracle.numeric_option import Count, Seed, option_type
 from router_train.cli_args import (
     add_report_arguments,
     add_table_arguments,
@@ -74,7 +75,7 @@ def register(sub: Any) -> None:
     add_table_arguments(p)
     p.add_argument(
         "--folds",
-        type=int,
+        type=option_type(Count),
         nargs="?",
         const=5,
         default=None,
@@ -137,7 +138,10 @@ def register(sub: Any) -> None:
         help="score checkpoints/traces on tasks they trained on anyway; their rows are marked in-sample",
     )
     p.add_argument(
-        "--seed", type=int, default=0, help="seed of the random baseline, classifiers and bootstrap"
+        "--seed",
+        type=option_type(Seed),
+        default=0,
+        help="seed of the random baseline, classifiers and bootstrap",
     )
     p.add_argument("--no-baselines", action="store_true", help="evaluate only the given routers")
     add_report_arguments(p, "processes fitting folds in parallel")

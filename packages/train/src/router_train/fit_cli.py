@@ -15,6 +15,7 @@ from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
 from router_oracle.atomic_file import output_directory, publish_directory
 from router_oracle.file_hash import sha256_file
+from router_oracle.numeric_option import Seed, Share, option_type
 from router_oracle.table_check import load_table
 from router_train.cli_args import path_arg
 from router_train.local.trainer import BUNDLED_TABLE_NAME
@@ -43,9 +44,15 @@ def register(sub: Any) -> None:
         "--table", type=path_arg, default=None, help="oracle table (default: the env's bundled table)"
     )
     p.add_argument("--split", choices=("all", "train"), default="all", help="tasks to fit on (default: all)")
-    p.add_argument("--eval-fraction", type=float, default=0.2, help="--split train: held-out share (0.2)")
-    p.add_argument("--split-seed", type=int, default=0, help="--split train: seed of the env's split (0)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the classifier (default 0, as evaluate)")
+    p.add_argument(
+        "--eval-fraction", type=option_type(Share), default=0.2, help="--split train: held-out share (0.2)"
+    )
+    p.add_argument(
+        "--split-seed", type=option_type(Seed), default=0, help="--split train: seed of the env's split (0)"
+    )
+    p.add_argument(
+        "--seed", type=option_type(Seed), default=0, help="seed of the classifier (default 0, as evaluate)"
+    )
     p.set_defaults(func=run)
 
 

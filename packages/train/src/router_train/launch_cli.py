@@ -9,6 +9,7 @@ from typing import Any
 
 from router_oracle.atomic_file import write_text_atomic
 from router_oracle.cli_runner import run_cli
+from router_oracle.numeric_option import Count, option_type
 from router_train.cli_args import path_arg
 from router_train.hosted.config_files import (
     render_multi_node,
@@ -48,7 +49,7 @@ def register(sub: Any) -> None:
     )
     c.add_argument(
         "--nodes",
-        type=int,
+        type=option_type(Count),
         help="render prime-rl's multi-node deployment on N nodes (SLURM) instead of one node",
     )
     c.set_defaults(func=_config)
@@ -103,7 +104,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--nodes",
-        type=int,
+        type=option_type(Count),
         help="with --prime-rl: prime-rl's multi-node deployment on N nodes, started with SLURM",
     )
     p.set_defaults(func=_launch)

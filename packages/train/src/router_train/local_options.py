@@ -9,6 +9,7 @@ from typing import Any, NoReturn
 from pydantic import ValidationError
 
 from router_frontier_rl.rewards import REWARD_NAMES
+from router_oracle.numeric_option import field_option
 from router_oracle.validation_message import one_line
 from router_train.cli_args import config_flags, default_of, given
 from router_train.local import FeatureConfig, LocalTrainConfig, RewardWeights
@@ -34,12 +35,12 @@ def add_training_arguments(p: argparse.ArgumentParser) -> None:
         p,
         LocalTrainConfig,
         [
-            ("--steps", int, "GRPO steps"),
-            ("--tasks-per-step", int, "train tasks per step"),
-            ("--samples-per-task", int, "routes sampled per task"),
-            ("--lr", float, "Adam learning rate"),
-            ("--weight-decay", float, "AdamW weight decay"),
-            ("--seed", int, "sampling / task-order seed"),
+            ("--steps", int, "GRPO steps, 1-1e6"),
+            ("--tasks-per-step", int, "train tasks per step, 1-1e6"),
+            ("--samples-per-task", int, "routes sampled per task, 2-1024"),
+            ("--lr", float, "Adam learning rate, in (0, 1]"),
+            ("--weight-decay", float, "AdamW weight decay, 0-1000"),
+            ("--seed", int, "sampling / task-order seed, 0-2**32-1"),
         ],
     )
     p.add_argument(
@@ -50,7 +51,7 @@ def add_training_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--shift-folds",
-        type=int,
+        type=field_option(LocalTrainConfig, "shift_folds"),
         default=None,
         help=(
             f"inner folds that choose the prior shift back from the upsampled label mix "
@@ -90,7 +91,10 @@ def config_from_options(options: str) -> LocalTrainConfig:
     args = p.parse_args(shlex.split(options))
     args.table = args.output_dir = None
     args.eval_fraction = args.split_seed = None
-    return config_from_args(args)
+    try:
+        return config_from_args(args)
+    except ValidationError as exc:  # a ValueError too, whose own text runs to lines with URLs
+        raise ValueError(one_line(exc)) from None
 
 
 def config_from_args(args: argparse.Namespace) -> LocalTrainConfig:

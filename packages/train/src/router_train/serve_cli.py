@@ -14,6 +14,7 @@ from typing import Any
 
 import uvicorn
 
+from router_oracle.numeric_option import Port, option_type
 from router_train.cli_args import path_arg
 from router_train.route import load_router
 from router_train.serve import build_app, check_serves_pool, read_config
@@ -35,7 +36,9 @@ def register(sub: Any) -> None:
         "config", type=path_arg, metavar="CONFIG.toml", help="router and upstreams (docs/serve.md)"
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    p.add_argument(
+        "--port", type=option_type(Port), default=8000, help="port to listen on, 0-65535 (default 8000)"
+    )
     p.set_defaults(func=run)
 
 

@@ -40,15 +40,23 @@ def _words(text: str) -> tuple[str, ...]:
 
 def fit_tfidf(tasks: Sequence[TaskRecord]) -> tuple[list[str], list[float]]:
     """(vocabulary, idf) fitted on `tasks`: scikit-learn's smoothed idf, ln((1 + n) / (1 + df)) + 1."""
+    vocabulary, idf = _fit_texts(tuple(task_text(t) for t in tasks))
+    return list(vocabulary), list(idf)
+
+
+@lru_cache(maxsize=64)
+def _fit_texts(texts: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    # Cached on the exact texts in order: cross-validation fits every router of a partition (each pool's
+    # references, every held-out group's any-pool router) on the same train tasks.
     counts = CountVectorizer(analyzer=_words, min_df=MIN_DF, max_features=MAX_TERMS)
     try:
-        x = counts.fit_transform([task_text(t) for t in tasks])
+        x = counts.fit_transform(texts)
     except ValueError:  # no word reaches MIN_DF (a tiny train set): no text features
-        return [], []
+        return (), ()
     vocabulary = sorted(counts.vocabulary_, key=counts.vocabulary_.__getitem__)
     df = np.bincount(sp.csr_matrix(x).indices, minlength=len(vocabulary)).astype(np.float64)
-    n = float(len(tasks))
-    return vocabulary, [float(v) for v in np.log((1.0 + n) / (1.0 + df)) + 1.0]
+    n = float(len(texts))
+    return tuple(vocabulary), tuple(float(v) for v in np.log((1.0 + n) / (1.0 + df)) + 1.0)
 
 
 def tfidf_matrix(
@@ -58,9 +66,14 @@ def tfidf_matrix(
     `TfidfVectorizer(sublinear_tf=True)` computes); words outside the vocabulary are ignored."""
     if not vocabulary:
         return sp.csr_matrix((len(tasks), 0), dtype=np.float64)
-    counts = CountVectorizer(analyzer=_words, vocabulary=list(vocabulary)).transform(
-        [task_text(t) for t in tasks]
-    )
+    # A copy: callers own their matrix; the cached one stays as computed.
+    return _matrix(tuple(task_text(t) for t in tasks), tuple(vocabulary), tuple(idf)).copy()
+
+
+@lru_cache(maxsize=64)
+def _matrix(texts: tuple[str, ...], vocabulary: tuple[str, ...], idf: tuple[float, ...]) -> sp.csr_matrix:
+    # Cached: the same tasks are featurised with the same vocabulary by every router of a partition.
+    counts = CountVectorizer(analyzer=_words, vocabulary=list(vocabulary)).transform(texts)
     x = sp.csr_matrix(counts, dtype=np.float64)
     x.data = 1.0 + np.log(x.data)
     x = sp.csr_matrix(x @ sp.diags(np.asarray(idf, dtype=np.float64)))

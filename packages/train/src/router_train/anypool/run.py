@@ -21,6 +21,7 @@ from router_frontier_rl.split import split_ids
 from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.derive import CandidateIndex
 from router_oracle.frozen_model import FrozenModel
+from router_oracle.numeric_option import MAX_COUNT, Seed
 from router_oracle.table_check import load_table
 from router_train.anypool.checkpoint import checkpoint_of
 from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
@@ -42,16 +43,16 @@ class AnyPoolRunConfig(FrozenModel):
     """Candidates table (`bundled` or a path)."""
     table_path: Path | None = None
     """Oracle table whose env split picks the train and held-out tasks; None: the env's bundled table."""
-    eval_fraction: float = Field(default=0.2, gt=0, lt=1)
-    """Held-out share of the env's split."""
-    split_seed: int = 0
-    """Seed of the env's split."""
+    eval_fraction: float = Field(default=0.2, gt=0, lt=1, allow_inf_nan=False)
+    """Held-out share of the env's split, in (0, 1)."""
+    split_seed: Seed = 0
+    """Seed of the env's split (0 to 2**32 - 1)."""
     held_out_models: list[str] = Field(default_factory=list)
     """Candidate models kept out of every training pool; every evaluation pool holds one of them."""
-    eval_pool_size: int = Field(default=3, ge=2)
-    """Models per evaluation pool (the env's `pool_size` on the eval split)."""
-    pool_seed: int = 0
-    """Seed of the evaluation pools (the env's `pool_seed`)."""
+    eval_pool_size: int = Field(default=3, ge=2, le=MAX_COUNT)
+    """Models per evaluation pool (the env's `pool_size` on the eval split); at least 2."""
+    pool_seed: Seed = 0
+    """Seed of the evaluation pools (the env's `pool_seed`; 0 to 2**32 - 1)."""
     output_dir: Path = Path("runs/local-anypool")
     """Where `checkpoint.json`, `metrics.jsonl` and `summary.json` are written (created if missing)."""
     train: AnyPoolTrainConfig = AnyPoolTrainConfig()

@@ -34,7 +34,7 @@ from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
 from router_train.anypool.model_features import MODEL_FEATURES, PoolFeatureCache
 from router_train.anypool.policy import AnyPoolPolicy, masked_softmax
 from router_train.local.features import feature_dim, featurize, fit_features
-from router_train.local.grpo import AdamW, grpo_step, task_batches
+from router_train.local.grpo import AdamW, batch_rows, grpo_step, task_batches
 from router_train.local.step_metrics import StepMetrics, step_record
 
 SCORE_FIELDS = len(REWARD_NAMES)
@@ -150,7 +150,7 @@ def train_any_pool(
         idx = next(batches)
         picks = rng.integers(len(bank), size=len(idx))
         n = len(idx)
-        x: sp.csr_matrix = x_all[idx]
+        x: sp.csr_matrix = batch_rows(x_all, idx)
         m = np.zeros((n, k_max, d))
         mask = np.zeros((n, k_max), dtype=bool)
         table = np.zeros((n, k_max, SCORE_FIELDS + 1))

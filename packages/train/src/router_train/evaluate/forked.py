@@ -3,11 +3,14 @@
 Workers are forked, so they inherit the loaded modules and `fn` with everything it closes over (tables,
 candidates, fitters): nothing is pickled to them and nothing is re-imported; only results come back.
 Results are returned in index order whatever order the workers finish in, so outputs stay deterministic.
+Ctrl-C stops everything at once: workers ignore SIGINT (the parent alone turns it into one line), and
+the parent kills every worker before re-raising, so no fit keeps running after the command has exited.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
@@ -18,6 +21,11 @@ T = TypeVar("T")
 
 _FN: Callable[[int], Any] | None = None
 """The function of the running `fork_map`, where forked workers find it."""
+
+
+def _ignore_sigint() -> None:
+    # A terminal's Ctrl-C reaches the whole process group; the parent handles it (and kills workers).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _call(index: int) -> Any:
@@ -50,12 +58,28 @@ def fork_map(
 
         _FN = fn
         ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_ignore_sigint)
+        try:
             futures = [pool.submit(_call, i) for i in range(n)]
             for fut in futures:
                 fut.result()
                 bar.update()
             return [fut.result() for fut in futures]
+        except BaseException:
+            # Ctrl-C or a failed fit: no worker may go on fitting (shutdown alone waits for running fits).
+            _kill_workers(pool)
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
     finally:
         _FN = None
         bar.close()
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    """SIGKILL every worker of `pool` and reap it (the executor keeps no public handle on them)."""
+    workers = list((pool._processes or {}).values())
+    for worker in workers:
+        worker.kill()
+    for worker in workers:
+        worker.join()

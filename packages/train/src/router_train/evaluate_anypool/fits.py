@@ -9,6 +9,12 @@ group), one set of fixed-pool routers per (task partition, distinct evaluation p
   trainer with its default settings (`evaluate.fitted.LocalFitter`, row `local-grpo`) and the balanced
   TF-IDF logistic regression (`evaluate.baselines.tfidf_logreg`). They know the pool's models by id:
   they are what retraining for that pool buys.
+
+Work is shared where the results cannot differ: a fit unit is one held-out group (its any-pool routers
+of every partition) or one distinct pool (its fixed-pool routers of every partition), and each unit reads
+table rows through `SharedRows`, which builds a pool's row of a task once. A group's training bank is
+drawn from the same models in every partition, so its pools' rows (the tie-rule pick of every task) are
+built once per group instead of once per fold; a fixed pool's rows once instead of once per partition.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from router_oracle.derive import CandidateIndex
-from router_oracle.table import TaskRecord
+from router_oracle.table import OracleRule, Pool, TaskRecord
 from router_train.anypool import AnyPoolTrainConfig, PoolView, train_any_pool
 from router_train.anypool.heldout import ROUTER_NAME as ANYPOOL_NAME
 from router_train.evaluate.design import Partition
@@ -56,6 +62,34 @@ class Routed:
     """Pool ids -> partition index -> `local-grpo`'s per-model scores (its curve)."""
 
 
+class SharedRows(CandidateIndex):
+    """The candidates index `index`, whose `records` builds each (pool, task) row once and then hands out
+    the same (frozen) row: a row is a function of the pool's model ids, in order, and the task alone."""
+
+    def __init__(self, index: CandidateIndex) -> None:
+        self.__dict__.update(index.__dict__)  # the same candidates and per-model outcomes: nothing reloaded
+        self._rows: dict[tuple[str, ...], dict[str, TaskRecord]] = {}
+
+    def records(
+        self, pool: Pool, task_ids: Sequence[str] | None = None, rule: OracleRule | None = None
+    ) -> list[TaskRecord]:
+        if rule is not None:  # the protocol uses the default rule only; others are not shared
+            return super().records(pool, task_ids, rule)
+        ids = self.task_ids if task_ids is None else list(task_ids)
+        rows = self._rows.setdefault(tuple(pool.ids), {})
+        missing = list(dict.fromkeys(i for i in ids if i not in rows))
+        if missing:
+            rows.update(zip(missing, super().records(pool, missing), strict=True))
+        return [rows[i] for i in ids]
+
+
+AnyPoolFit = tuple[list[str], list[list[str]], list[RouterScores]]
+"""One any-pool fit: the models it trained with, its routes on each evaluation pool of its group, and its
+per-model scores there (its cost dial)."""
+FixedFit = tuple[list[Decisions], list[RouterScores]]
+"""One fixed-pool fit: `local-grpo`'s and the balanced classifier's decisions, and `local-grpo`'s scores."""
+
+
 def _ids(tasks: Sequence[TaskRecord]) -> list[str]:
     return [t.instance_id for t in tasks]
 
@@ -91,45 +125,62 @@ def fit_all(
         for pool in group_pools:
             if tuple(pool.ids) not in distinct:
                 distinct.append(tuple(pool.ids))
-    # Any-pool fits take several times longer than fixed-pool ones: first, so the workers end together.
-    # A group without evaluation pools has nothing to route: no router is trained for it.
-    units = [("anypool", pi, gi) for pi in range(len(partitions)) for gi in range(len(groups)) if pools[gi]]
-    units += [("fixed", pi, qi) for pi in range(len(partitions)) for qi in range(len(distinct))]
+    # One unit per group (every partition) and per distinct pool (every partition): see the module
+    # docstring. Any-pool units take several times longer: first, so the workers end together. A group
+    # without evaluation pools has nothing to route: no router is trained for it.
+    units = [("anypool", gi) for gi in range(len(groups)) if pools[gi]]
+    units += [("fixed", qi) for qi in range(len(distinct))]
 
-    def fit_unit(
-        u: int,
-    ) -> tuple[list[str], list[list[str]], list[RouterScores]] | tuple[list[Decisions], list[RouterScores]]:
-        kind, pi, target = units[u]
-        p = partitions[pi]
-        train_ids, test_ids = _ids(p.train), _ids(p.test)
-        if kind == "anypool":
-            held = set(groups[target].models)
-            models = [m for m in index.model_ids if m not in held]
-            result = train_any_pool(index, train_ids, models, anypool_config)
+    def anypool_unit(gi: int, shared: SharedRows) -> list[AnyPoolFit]:
+        held = set(groups[gi].models)
+        models = [m for m in index.model_ids if m not in held]
+        out = []
+        for p in partitions:
+            train_ids, test_ids = _ids(p.train), _ids(p.test)
+            result = train_any_pool(shared, train_ids, models, anypool_config)
             routes, scores = [], []
-            for pool in pools[target]:
-                view = PoolView.build(index, pool.ids, train_ids)
-                pool_model = index.pool(pool.ids)
-                test = index.records(pool_model, test_ids)
+            for pool in pools[gi]:
+                view = PoolView.build(shared, pool.ids, train_ids)
+                pool_model = shared.pool(pool.ids)
+                test = shared.records(pool_model, test_ids)
                 routes.append(result.policy.route(test, view))
-                train = index.records(pool_model, train_ids)
+                train = shared.records(pool_model, train_ids)
                 logits = getattr(result.policy, "logits", None)  # a policy without scores has no dial
                 if logits is not None:
                     scores.append(
                         RouterScores(ANYPOOL_NAME, list(view.ids), logits(train, view), logits(test, view))
                     )
-            return list(result.model_ids), routes, scores
-        ids = list(distinct[target])
-        pool_model = index.pool(ids)
-        train, test = index.records(pool_model, train_ids), index.records(pool_model, test_ids)
-        local, local_scores = LocalFitter(LOCAL_ROUTER_NAME, fixed_config, ids).fit_scored(train, test, seed)
-        return [*local, baselines.tfidf_logreg(train, test, seed, balanced=True)], local_scores
+            out.append((list(result.model_ids), routes, scores))
+        return out
 
-    results = fork_map(fit_unit, len(units), jobs=jobs, desc="fitting routers", unit="fit", progress=progress)
+    def fixed_unit(qi: int, shared: SharedRows) -> list[FixedFit]:
+        ids = list(distinct[qi])
+        pool_model = shared.pool(ids)
+        out = []
+        for p in partitions:
+            train, test = shared.records(pool_model, _ids(p.train)), shared.records(pool_model, _ids(p.test))
+            local, local_scores = LocalFitter(LOCAL_ROUTER_NAME, fixed_config, ids).fit_scored(
+                train, test, seed
+            )
+            out.append(([*local, baselines.tfidf_logreg(train, test, seed, balanced=True)], local_scores))
+        return out
+
+    def fit_unit(u: int) -> list[AnyPoolFit] | list[FixedFit]:
+        kind, target = units[u]
+        shared = SharedRows(index)  # rows live as long as the unit: one group's or one pool's
+        return anypool_unit(target, shared) if kind == "anypool" else fixed_unit(target, shared)
+
+    per_unit = fork_map(
+        fit_unit, len(units), jobs=jobs, desc="fitting routers", unit="fit", progress=progress
+    )
+    results: list[tuple[str, int, int, AnyPoolFit | FixedFit]] = []
+    for (kind, target), unit_results in zip(units, per_unit, strict=True):
+        for pi in range(len(partitions)):
+            results.append((kind, pi, target, unit_results[pi]))
 
     repeats = max(p.repeat for p in partitions) + 1
     out = Routed()
-    for (kind, pi, target), result in zip(units, results, strict=True):
+    for kind, pi, target, result in results:
         p = partitions[pi]
         test_ids = _ids(p.test)
         if kind == "anypool":

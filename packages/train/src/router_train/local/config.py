@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 
 from router_frontier_rl.rewards import REWARD_NAMES, check_weights
 from router_oracle.frozen_model import FrozenModel
+from router_oracle.numeric_option import MAX_COUNT, Seed
 from router_train.local.grpo import Advantage
 
 
@@ -69,6 +70,14 @@ class RewardWeights(FrozenModel):
         return self
 
 
+MAX_SAMPLES = 1024
+"""Largest GRPO group (routes sampled per task)."""
+MAX_DECAY = 1000.0
+"""Largest weight decay."""
+MAX_SHIFT_FOLDS = 100
+"""Most inner folds of the prior-shift choice (each costs one training)."""
+
+
 class LocalTrainConfig(FrozenModel):
     """One `router-train local` run: GRPO of a linear softmax router on the CPU."""
 
@@ -76,44 +85,46 @@ class LocalTrainConfig(FrozenModel):
     """Oracle table to train on; None means the table bundled with the env (`bundled_table_path()`)."""
     output_dir: Path = Path("runs/local")
     """Where `checkpoint.json`, `metrics.jsonl` and `summary.json` are written (created if missing)."""
-    steps: int = Field(default=600, ge=1)
-    """Number of GRPO updates."""
-    tasks_per_step: int = Field(default=64, ge=1)
-    """Train tasks per step (the reference recipe's 64), drawn epoch by epoch without replacement."""
-    samples_per_task: int = Field(default=8, ge=2)
-    """Routes sampled from the policy per task, the GRPO group (the reference recipe's 8)."""
-    lr: float = Field(default=0.05, gt=0)
-    """Adam learning rate. Far above the LLM recipe's 5e-7: this policy is a few thousand weights on
-    l2-normalised features, where 0.01-0.1 moves the logits by about one unit in tens of steps."""
+    steps: int = Field(default=600, ge=1, le=MAX_COUNT)
+    """Number of GRPO updates (1 to 1,000,000)."""
+    tasks_per_step: int = Field(default=64, ge=1, le=MAX_COUNT)
+    """Train tasks per step (the reference recipe's 64), drawn epoch by epoch without replacement
+    (1 to 1,000,000)."""
+    samples_per_task: int = Field(default=8, ge=2, le=MAX_SAMPLES)
+    """Routes sampled from the policy per task, the GRPO group (the reference recipe's 8; 2 to 1024)."""
+    lr: float = Field(default=0.05, gt=0, le=1, allow_inf_nan=False)
+    """Adam learning rate, in (0, 1]. Far above the LLM recipe's 5e-7: this policy is a few thousand
+    weights on l2-normalised features, where 0.01-0.1 moves the logits by about one unit in tens of steps."""
     betas: tuple[float, float] = (0.9, 0.98)
     """Adam betas (the reference recipe's)."""
-    weight_decay: float = Field(default=2.0, ge=0)
-    """Decoupled (AdamW) weight decay of the weights, not the bias; 0: off. Far above the LLM recipe's 0.1:
-    with lr 0.05 it caps each weight near lr / (lr x decay) = 0.5, so no single word can memorise a task
-    (with upsampling, the few rare-label tasks repeat a dozen times each)."""
-    max_grad_norm: float = Field(default=0.0, ge=0)
-    """Clip the global gradient norm to this value; 0 turns clipping off."""
+    weight_decay: float = Field(default=2.0, ge=0, le=MAX_DECAY, allow_inf_nan=False)
+    """Decoupled (AdamW) weight decay of the weights, not the bias; 0: off; at most 1000. Far above the
+    LLM recipe's 0.1: with lr 0.05 it caps each weight near lr / (lr x decay) = 0.5, so no single word
+    can memorise a task (with upsampling, the few rare-label tasks repeat a dozen times each)."""
+    max_grad_norm: float = Field(default=0.0, ge=0, le=MAX_COUNT, allow_inf_nan=False)
+    """Clip the global gradient norm to this value; 0 turns clipping off (at most 1,000,000)."""
     advantage: Advantage = "mean"
     """Group advantage: `mean` = reward minus the group mean (prime-rl's `grpo`, as the hosted run);
     `std` = that divided by the group std + `adv_eps` (which turns a few cents of cost into +-1)."""
-    adv_eps: float = Field(default=1e-6, gt=0)
-    """eps in the `std` advantage (r - mean) / (std + eps)."""
-    average_tail: float = Field(default=0.5, ge=0, lt=1)
+    adv_eps: float = Field(default=1e-6, gt=0, le=1, allow_inf_nan=False)
+    """eps in the `std` advantage (r - mean) / (std + eps), in (0, 1]."""
+    average_tail: float = Field(default=0.5, ge=0, lt=1, allow_inf_nan=False)
     """Route with the mean of the weights over the last this share of the steps (0: the last step's):
     averaging the iterates of a noisy policy gradient cancels much of its noise."""
-    shift_folds: int = Field(default=5, ge=0)
+    shift_folds: int = Field(default=5, ge=0, le=MAX_SHIFT_FOLDS)
     """Upsampling trains a policy on a balanced label mix, which routes rare labels far more often than
     their share; how much of that suits a pool depends on its costs. With k > 0 shift folds the run
     trains k inner policies, each on all train tasks but one fold, scores every train task with the one
     that never saw it, and picks tau (`trainer.PRIOR_SHIFTS`) for a bias of tau x log(label share) on
     those scores (`trainer.pick_prior_shift`); the final policy, trained on every train task, gets that
-    bias. Costs k + 1 trainings. 0: no shift, one training."""
-    seed: int = 0
-    """Seed of the policy's sampling and the task order; same seed and inputs -> identical files."""
-    eval_fraction: float = Field(default=0.2, gt=0, lt=1)
+    bias. Costs k + 1 trainings. 0: no shift, one training; at most 100."""
+    seed: Seed = 0
+    """Seed of the policy's sampling and the task order; same seed and inputs -> identical files
+    (0 to 2**32 - 1)."""
+    eval_fraction: float = Field(default=0.2, gt=0, lt=1, allow_inf_nan=False)
     """Share of the table held out for evaluation (the env's split)."""
-    split_seed: int = 0
-    """Seed of the env's stratified train/eval split."""
+    split_seed: Seed = 0
+    """Seed of the env's stratified train/eval split (0 to 2**32 - 1)."""
     upsample: bool = True
     """Repeat train tasks of rare oracle labels until every label is as common as the most common (the
     env's `upsampled`, as the hosted recipe does). Without it the exact reward is best served by always

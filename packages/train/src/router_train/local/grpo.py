@@ -42,6 +42,17 @@ def task_batches(n: int, size: int, rng: np.random.Generator) -> Iterator[np.nda
         buf = buf[size:]
 
 
+def batch_rows(x: sp.csr_matrix, rows: np.ndarray) -> sp.csr_matrix:
+    """`x[rows]` for a CSR matrix: the same rows, entries and order, without scipy's general indexing,
+    whose checks cost more than the copy on a 64-row batch (taken once per GRPO step)."""
+    starts = x.indptr[rows]
+    lengths = x.indptr[rows + 1] - starts
+    indptr = np.zeros(len(rows) + 1, dtype=x.indptr.dtype)
+    np.cumsum(lengths, out=indptr[1:])
+    take = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1], dtype=x.indptr.dtype)
+    return sp.csr_matrix((x.data[take], x.indices[take], indptr), shape=(len(rows), x.shape[1]))
+
+
 def sample_actions(probs: np.ndarray, samples: int, rng: np.random.Generator) -> np.ndarray:
     """`samples` draws per row of `probs` (inverse CDF), shape (rows, samples), ints in [0, K)."""
     cdf = np.cumsum(probs, axis=1)

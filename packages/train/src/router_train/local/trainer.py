@@ -34,7 +34,7 @@ from router_oracle.table_check import load_table
 from router_train.local.checkpoint import checkpoint_of, save_checkpoint
 from router_train.local.config import LocalTrainConfig, LocalTrainError, RewardWeights
 from router_train.local.features import feature_dim, featurize, fit_features, unique_tasks
-from router_train.local.grpo import AdamW, grpo_step, task_batches
+from router_train.local.grpo import AdamW, batch_rows, grpo_step, task_batches
 from router_train.local.heldout import HeldOutSummary, heldout_summary, router_metrics
 from router_train.local.policy import RouterPolicy
 from router_train.local.step_metrics import STEP_SCORES, StepMetrics, step_record
@@ -313,7 +313,7 @@ def _grpo(
     for step in bar:
         t0 = time.perf_counter()
         rows = task_rows[next(batches)]
-        x = x_uniq[rows]
+        x = batch_rows(x_uniq, rows)
         probs = policy.probabilities_from_features(x)
 
         def scores_of(actions: np.ndarray, rows: np.ndarray = rows) -> dict[str, np.ndarray]:

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -30,6 +30,10 @@ MAX_BUDGET_USD = 1000.0
 """Largest `budget` accepted (USD per task): far above any model's cost, a typo guard."""
 MAX_DIAL = 1e6
 """Largest `dial` magnitude accepted (score units per USD): far past both ends of any router's table."""
+Budget = Annotated[float, Field(gt=0, le=MAX_BUDGET_USD, allow_inf_nan=False)]
+"""`--budget` / `budget`: a finite USD amount per task in (0, MAX_BUDGET_USD]."""
+Dial = Annotated[float, Field(ge=-MAX_DIAL, le=MAX_DIAL, allow_inf_nan=False)]
+"""`--dial` / `dial`: a finite number in [-MAX_DIAL, MAX_DIAL]."""
 
 
 class RouterSpec(BaseModel):
@@ -74,11 +78,11 @@ class RouterSpec(BaseModel):
     with the openai client's exponential backoff; then the route fails (`EndpointError`)."""
     concurrency: int = Field(default=4, ge=1)
     """Endpoint mode: requests in flight at once in `route_many`."""
-    budget: float | None = None
+    budget: Budget | None = None
     """Mean cost per task in USD to route at: turned into the router's cost dial on its training tasks
     (the checkpoint's calibration table; the richest point that does not exceed it, or the cheapest point
     when the budget is below it). Not with `dial`, not for an endpoint router."""
-    dial: float | None = None
+    dial: Dial | None = None
     """The cost dial itself (`evaluate.dial.apply_dial`: argmax of score - dial x mean train cost; 0 = the
     router as trained, higher = cheaper). Not with `budget`, not for an endpoint router."""
 
@@ -98,15 +102,6 @@ class RouterSpec(BaseModel):
     def _check_dial(self) -> None:
         if self.budget is not None and self.dial is not None:
             raise ValueError("give at most one of budget (--budget) and dial (--dial)")
-        if self.budget is not None and not (math.isfinite(self.budget) and 0 < self.budget <= MAX_BUDGET_USD):
-            raise ValueError(
-                f"budget (--budget) must be a finite USD amount per task in (0, {MAX_BUDGET_USD:g}], "
-                f"got {self.budget}"
-            )
-        if self.dial is not None and not (math.isfinite(self.dial) and abs(self.dial) <= MAX_DIAL):
-            raise ValueError(
-                f"dial (--dial) must be a finite number in [-{MAX_DIAL:g}, {MAX_DIAL:g}], got {self.dial}"
-            )
         if self.endpoint is not None and (self.budget is not None or self.dial is not None):
             flag = "budget (--budget)" if self.budget is not None else "dial (--dial)"
             raise ValueError(

@@ -1,0 +1,36 @@
+"""The console entry points catch Ctrl-C while the CLI is still importing: one line, exit 130."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from router_oracle import console_entry  # run by the subprocess; imported so Pants stages it
+
+
+def test_ctrl_c_while_the_cli_imports_is_one_line(tmp_path: Path) -> None:
+    # A stand-in CLI whose import takes long (the real ones take seconds on a busy machine).
+    (tmp_path / "slow_cli.py").write_text("import time\ntime.sleep(30)\ndef main() -> int:\n    return 0\n")
+    script = (
+        f"import sys; from {console_entry.__name__} import run; "
+        "sys.exit(run('slow_cli:main', 'router-oracle'))"
+    )
+    path = os.pathsep.join([str(tmp_path), *(os.path.abspath(p) for p in sys.path if p)])
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": path},
+    )
+    time.sleep(1.0)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert err.splitlines() == ["router-oracle: interrupted; no output written"], err
+    assert time.monotonic() - sent < 2

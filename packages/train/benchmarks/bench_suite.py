@@ -1,0 +1,161 @@
+"""Benchmark suite of issue 23 ("engine"): every speed figure the project promises, each measured the same
+way, as wall time and CPU time (user + sys of the command and every process it waited for).
+
+Figures (in this order; `--only NAME,NAME` picks some):
+  help          `router-train --help` and `router-oracle --help` (median of --repeat runs)
+  import        `import router_frontier_rl`, and `import verifiers.v1` alone (the part that is verifiers')
+  anypool       `router-train evaluate-anypool` with its default protocol (into a temporary directory;
+                `--anypool-args "..."` adds arguments, e.g. "--groups deepseek,meta" or "--quick")
+  pants-warm    `./pants --no-pantsd test --force ::` on the caches this machine has
+  pants-cold    `./pants --no-pantsd test ::` with EMPTY Pants caches and launcher cache, as on a new
+                machine: they are pointed at a fresh temporary directory (the machine's own caches are
+                neither used nor wiped). Downloads Pants, pex and every locked requirement from PyPI.
+                Only with --cold.
+
+The commands run from the checkout's sources (PYTHONPATH = the three packages' src folders) with the
+interpreter running this script, so run it with the project's venv, from the repository root:
+
+    /work/venv/bin/python packages/train/benchmarks/bench_suite.py [--only help,import] [--cold]
+
+Wall time depends on what else the machine runs; CPU time much less so. Report both, with the load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+SRC = [REPO / "packages" / p / "src" for p in ("oracle", "env", "train")]
+FIGURES = ("help", "import", "anypool", "pants-warm", "pants-cold")
+
+
+@dataclass(frozen=True)
+class Timing:
+    """One command's wall time and the CPU time of it and its waited-for children."""
+
+    wall: float
+    cpu: float
+    rc: int
+
+
+def timed(cmd: list[str], *, env: dict[str, str] | None = None, quiet: bool = True) -> Timing:
+    """Run `cmd` from the repository root; (wall, user + sys of the finished children)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    out = subprocess.DEVNULL if quiet else None
+    rc = subprocess.run(cmd, cwd=REPO, env=env, stdout=out, stderr=out, check=False).returncode
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Timing(wall, cpu, rc)
+
+
+def source_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(str(p) for p in SRC)
+    return env
+
+
+def report(name: str, t: Timing, note: str = "") -> None:
+    status = "" if t.rc == 0 else f"  [exit {t.rc}]"
+    print(f"{name:<44} wall {t.wall:8.2f} s   cpu {t.cpu:8.2f} s{status}{('   ' + note) if note else ''}")
+    sys.stdout.flush()
+
+
+def median_of(cmd: list[str], repeat: int, env: dict[str, str]) -> Timing:
+    runs = [timed(cmd, env=env) for _ in range(repeat)]
+    return Timing(
+        statistics.median(r.wall for r in runs),
+        statistics.median(r.cpu for r in runs),
+        max(r.rc for r in runs),
+    )
+
+
+def bench_help(repeat: int) -> None:
+    env = source_env()
+    for cli in ("router_train.cli", "router_oracle.cli"):
+        report(
+            f"{cli} --help (median of {repeat})",
+            median_of([sys.executable, "-m", cli, "--help"], repeat, env),
+        )
+
+
+def bench_import(repeat: int) -> None:
+    env = source_env()
+    for module in ("verifiers.v1", "router_frontier_rl", "router_frontier_rl.taskset"):
+        t = median_of([sys.executable, "-c", f"import {module}"], repeat, env)
+        report(f"import {module} (median of {repeat})", t)
+
+
+def bench_anypool(extra: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-anypool-") as tmp:
+        args = ["evaluate-anypool", *shlex.split(extra), "--no-plot", "-o", tmp]
+        cmd = [sys.executable, "-m", "router_train.cli", *args]
+        report(
+            f"evaluate-anypool {extra}".strip(), timed(cmd, env=source_env()), f"jobs: {os.cpu_count()} CPUs"
+        )
+
+
+def bench_pants(cold: bool) -> None:
+    env = dict(os.environ, PANTS_PANTSD="false", PANTS_DYNAMIC_UI="false")
+    if not cold:
+        report(
+            "./pants test --force :: (warm caches)",
+            timed(["./pants", "--no-pantsd", "test", "--force", "::"], env=env),
+        )
+        return
+    with tempfile.TemporaryDirectory(prefix="bench-pants-cold-") as tmp:
+        env.update(
+            ROUTER_PANTS_CACHE=f"{tmp}/launcher",  # Pants' venv and the pex tool (./pants builds them)
+            PANTS_LOCAL_STORE_DIR=f"{tmp}/lmdb_store",
+            PANTS_NAMED_CACHES_DIR=f"{tmp}/named_caches",
+            PANTS_LOCAL_EXECUTION_ROOT_DIR=f"{tmp}/sandboxes",
+            PANTS_PANTSD="false",
+        )
+        Path(f"{tmp}/sandboxes").mkdir()
+        report(
+            "./pants test :: (cold: empty caches)", timed(["./pants", "--no-pantsd", "test", "::"], env=env)
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--only", default=None, help=f"comma-separated figures of {', '.join(FIGURES)}")
+    parser.add_argument("--cold", action="store_true", help="also the cold `./pants test ::` (minutes, PyPI)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each start-up figure (median)")
+    parser.add_argument("--anypool-args", default="", help="extra evaluate-anypool arguments")
+    args = parser.parse_args()
+    chosen = args.only.split(",") if args.only else [f for f in FIGURES if f != "pants-cold" or args.cold]
+    unknown = sorted(set(chosen) - set(FIGURES))
+    if unknown:
+        parser.error(f"--only: unknown figure(s) {unknown}; known: {', '.join(FIGURES)}")
+    load = os.getloadavg()
+    print(f"machine: {os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    for figure in FIGURES:
+        if figure not in chosen:
+            continue
+        if figure == "help":
+            bench_help(args.repeat)
+        elif figure == "import":
+            bench_import(args.repeat)
+        elif figure == "anypool":
+            bench_anypool(args.anypool_args)
+        else:
+            bench_pants(cold=figure == "pants-cold")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
