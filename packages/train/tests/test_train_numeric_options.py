@@ -33,6 +33,8 @@ BAD = [
     (["evaluate", "--jobs", "-2", "-o", "OUT"], "argument --jobs: ", "greater than or equal to 1"),
     (["evaluate-anypool", "--pool-seed", "-1", "-o", "OUT"], "argument --pool-seed: ", "greater than"),
     (["route", "--timeout", "inf"], "argument --timeout: ", "finite number"),
+    (["route", "--budget", "nan"], "argument --budget: ", "finite number"),
+    (["route", "--dial", "1e300"], "argument --dial: ", "less than or equal to 1000000"),
     (["fit", "--seed", "1e400", "-o", "OUT"], "argument --seed: ", "valid integer"),
     (["serve", "cfg.toml", "--port", "70000"], "argument --port: ", "less than or equal to 65535"),
 ]

@@ -4,7 +4,9 @@ Routers: `--checkpoint` (a `router-train local` or `fit` checkpoint, or a `local
 `--pool`) or `--endpoint URL --model NAME` (an LLM router behind an OpenAI-compatible API, asked with
 the env's exact prompts). Tasks: `--instance ID` (bundled SWE-bench Verified), `--tasks FILE.jsonl` or
 `--issue FILE|- --repo OWNER/NAME`. Output: one JSON object per task (`route.Decision`) on stdout or
-`-o FILE` (written whole or not at all).
+`-o FILE` (written whole or not at all). `--budget USD` / `--dial X` route at an operating point of
+the router's cost dial (docs/route.md); the point's expected cost and resolved rate on the router's
+training tasks go to stderr.
 
 Exit codes: 0 routed, 1 the endpoint failed after its retries (one line on stderr, nothing written),
 2 bad input (one line on stderr, nothing written), 130 interrupted.
@@ -22,7 +24,9 @@ from router_oracle.numeric_option import Count, Retries, Seconds, Seed, Share, T
 from router_train.cli_args import path_arg
 from router_train.commands import summary
 from router_train.route import RouteError, RouterSpec, load_router
+from router_train.route.operating_point import budget_note, operating_line
 from router_train.route.plan import mini_swe_agent_plan, read_model_map
+from router_train.route.spec import Budget, Dial
 from router_train.route.task import RouteTask, bundled_instances, bundled_tasks, issue_task, read_task_file
 
 DEFAULT_PLAN_DIR = Path("runs/route")
@@ -70,6 +74,20 @@ def register(sub: Any) -> None:
         "--eval-fraction", type=option_type(Share), default=0.2, help="--endpoint: env split held-out share"
     )
     r.add_argument("--split-seed", type=option_type(Seed), default=0, help="--endpoint: env split seed")
+    d = p.add_argument_group("cost dial (at most one of --budget, --dial; checkpoints only)")
+    d.add_argument(
+        "--budget",
+        type=option_type(Budget),
+        metavar="USD",
+        help="mean cost per task to route at: the richest operating point within it on the router's "
+        "training tasks (below the cheapest point: the cheapest point, with a note)",
+    )
+    d.add_argument(
+        "--dial",
+        type=option_type(Dial),
+        metavar="X",
+        help="the cost dial itself: argmax(score - X x mean train cost); 0 = as trained, higher = cheaper",
+    )
     t = p.add_argument_group("tasks (one of --instance, --tasks, --issue)")
     t.add_argument("--instance", action="append", metavar="ID", help="bundled SWE-bench Verified task")
     t.add_argument(
@@ -141,12 +159,18 @@ def run(args: argparse.Namespace) -> int:
         candidates=args.candidates,
         eval_fraction=args.eval_fraction,
         split_seed=args.split_seed,
+        budget=args.budget,
+        dial=args.dial,
     )
     tasks = _tasks(args)
     model_map = read_model_map(args.model_map) if args.model_map is not None else None
     if args.output is not None:
         output_file(args.output)  # an unusable -o fails now, before any request
     router = load_router(spec)
+    if router.calibration is not None:
+        if spec.budget is not None and (note := budget_note(router.calibration, spec.budget)):
+            print(f"router-train route: {note}", file=sys.stderr)
+        print(f"router-train route: {operating_line(router, router.calibration)}", file=sys.stderr)
     if args.issue:
         print(f"router-train route: issue id {tasks[0].instance_id}", file=sys.stderr)
     # EndpointError (after its bounded retries): one line, exit 1, nothing written.

@@ -29,12 +29,15 @@ def _in_pool(values: np.ndarray, classes: Sequence[str], pool: Sequence[str], fi
     return out
 
 
-def _log_proba(fit: LogregFit, x: object, pool: Sequence[str]) -> np.ndarray:
+def log_proba(fit: LogregFit, x: object, pool: Sequence[str]) -> np.ndarray:
+    """A logistic regression's log-probabilities as (rows, pool models): its dial scores."""
     d = fit.scores(x)  # decision values; two classes as [0, s], so the log-softmax is exact there too
     return _in_pool(d - logsumexp(d, axis=1, keepdims=True), fit.classes, pool, -np.inf)
 
 
-def _smoothed_votes(fit: KnnFit, x: object, pool: Sequence[str], *, leave_out: bool = False) -> np.ndarray:
+def smoothed_votes(fit: KnnFit, x: object, pool: Sequence[str], *, leave_out: bool = False) -> np.ndarray:
+    """kNN's log smoothed vote shares as (rows, pool models): its dial scores (`leave_out`: `x` are the
+    train rows, none votes for itself)."""
     votes = _in_pool(fit.scores(x, leave_out=leave_out), fit.classes, pool, 0.0)
     out: np.ndarray = np.log((votes + 1.0) / (fit.voters(leave_out) + len(pool)))
     return out
@@ -48,7 +51,7 @@ def fitted_baselines_scored(
     decisions = fitted_baselines(train, tasks, pool, seed, fits=fits)
     x_train, x_test = fits.features.x_train, fits.features.transform(tasks)
     scores = [
-        RouterScores(name, list(pool), _log_proba(fit, x_train, pool), _log_proba(fit, x_test, pool))
+        RouterScores(name, list(pool), log_proba(fit, x_train, pool), log_proba(fit, x_test, pool))
         for name, fit in (("tfidf-logreg", fits.logreg), ("tfidf-logreg(balanced)", fits.logreg_balanced))
     ]
     knn = next(d.name for d in decisions if d.name.startswith("tfidf-knn"))
@@ -56,8 +59,8 @@ def fitted_baselines_scored(
         RouterScores(
             knn,
             list(pool),
-            _smoothed_votes(fits.knn, x_train, pool, leave_out=True),
-            _smoothed_votes(fits.knn, x_test, pool),
+            smoothed_votes(fits.knn, x_train, pool, leave_out=True),
+            smoothed_votes(fits.knn, x_test, pool),
         )
     )
     return decisions, scores

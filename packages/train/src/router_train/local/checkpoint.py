@@ -16,10 +16,11 @@ from router_oracle.validation_message import one_line
 from router_train.local.config import FeatureConfig, LocalTrainConfig, LocalTrainError
 from router_train.local.features import FeatureState, feature_dim
 from router_train.local.policy import RouterPolicy
+from router_train.scoring.dial import DialCalibration
 
 M = TypeVar("M", bound=BaseModel)
 
-CHECKPOINT_VERSION = 2
+CHECKPOINT_VERSION = 3
 """Bumped on any change an older reader would misinterpret (`LocalCheckpoint.version`)."""
 
 
@@ -28,8 +29,9 @@ class LocalCheckpoint(FrozenModel):
 
     kind: Literal["router-train-local"] = "router-train-local"
     """Marks the file as a local-trainer checkpoint."""
-    version: Literal[2] = 2
-    """Checkpoint format version (2 added `table_sha256` and `train_task_ids`)."""
+    version: Literal[2, 3] = 3
+    """Checkpoint format version (2 added `table_sha256` and `train_task_ids`; 3 added `calibration`;
+    version 2 files are still read, without a calibration)."""
     pool_ids: list[str]
     """The pool's model ids, in the order of the weight columns."""
     features: FeatureConfig
@@ -51,10 +53,18 @@ class LocalCheckpoint(FrozenModel):
     """Weight matrix, one row per feature, one column per pool model."""
     bias: list[float]
     """Bias per pool model."""
+    calibration: DialCalibration | None = None
+    """The cost dial's table on the train tasks (`evaluate.dial.calibrate_policy`: dial -> expected cost
+    per task and resolved rate, from the policy's logits): what `router-train route --budget` reads.
+    None in version 2 files (route recomputes it when the training table is at hand)."""
 
     @model_validator(mode="after")
     def _shapes(self) -> LocalCheckpoint:
         k = len(self.pool_ids)
+        if self.calibration is not None and self.calibration.model_ids != self.pool_ids:
+            raise ValueError(
+                f"calibration is over {self.calibration.model_ids}, not the pool {self.pool_ids}"
+            )
         dim = feature_dim(self.features, self.feature_state)
         if len(self.bias) != k or len(self.weights) != dim or any(len(r) != k for r in self.weights):
             raise ValueError(f"weights must be {dim} x {k} and bias {k} long for this pool and features")
@@ -81,6 +91,7 @@ def checkpoint_of(
     table_sha256: str,
     train_task_ids: list[str],
     step: int,
+    calibration: DialCalibration | None = None,
 ) -> LocalCheckpoint:
     return LocalCheckpoint(
         pool_ids=policy.pool_ids,
@@ -93,6 +104,7 @@ def checkpoint_of(
         step=step,
         weights=[[float(v) for v in row] for row in policy.weights],
         bias=[float(v) for v in policy.bias],
+        calibration=calibration,
     )
 
 

@@ -38,6 +38,7 @@ from router_train.local.grpo import AdamW, batch_rows, grpo_step, task_batches
 from router_train.local.heldout import HeldOutSummary, heldout_summary, router_metrics
 from router_train.local.policy import RouterPolicy
 from router_train.local.step_metrics import STEP_SCORES, StepMetrics, step_record
+from router_train.scoring.dial import calibrate_policy
 from router_train.scoring.metrics import single_model_points
 
 CHECKPOINT_FILE = "checkpoint.json"
@@ -403,7 +404,11 @@ def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainRe
                 cfg, train_tasks, pool_ids, eval_tasks=eval_tasks, progress=progress, on_step=stream
             )
         policy = fit.policy
-        ckpt = checkpoint_of(policy, cfg, table_name, table_sha, fit.train_task_ids, cfg.steps)
+        learned = set(fit.train_task_ids)
+        calibration = calibrate_policy(
+            policy, [t for t in unique_tasks(train_tasks) if t.instance_id in learned]
+        )
+        ckpt = checkpoint_of(policy, cfg, table_name, table_sha, fit.train_task_ids, cfg.steps, calibration)
         save_checkpoint(ckpt, staged / CHECKPOINT_FILE)
         summary = heldout_summary(eval_tasks, pool_ids, policy.route(eval_tasks))
         (staged / SUMMARY_FILE).write_text(

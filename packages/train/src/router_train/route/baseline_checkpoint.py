@@ -12,10 +12,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from router_oracle.atomic_file import write_text_atomic
 from router_oracle.table import TaskRecord
+from router_train.evaluate.baseline_scores import log_proba, smoothed_votes
 from router_train.local.checkpoint import dumps_checkpoint, read_json_model
 from router_train.route.spec import RouteError
 from router_train.scoring.baselines import (
@@ -25,8 +27,9 @@ from router_train.scoring.baselines import (
     LogregFit,
     TfidfFeatures,
 )
+from router_train.scoring.dial import CHECKPOINT_POINTS, DialCalibration, calibrate
 
-BASELINE_CHECKPOINT_VERSION = 1
+BASELINE_CHECKPOINT_VERSION = 2
 """Bumped on any change an older reader would misinterpret (`BaselineCheckpoint.version`)."""
 
 BASELINE_NAMES: tuple[str, ...] = (CHEAPEST_NAME, "tfidf-logreg", "tfidf-logreg(balanced)", "tfidf-knn")
@@ -45,8 +48,8 @@ class BaselineCheckpoint(BaseModel):
 
     kind: Literal["router-train-baseline"] = "router-train-baseline"
     """Marks the file as a saved baseline."""
-    version: Literal[1] = 1
-    """Checkpoint format version."""
+    version: Literal[1, 2] = 2
+    """Checkpoint format version (2 added `calibration`; version 1 files are still read, without one)."""
     name: str
     """Evaluate's row name (`cheapest-on-train`, `tfidf-logreg`, `tfidf-logreg(balanced)`,
     `tfidf-knn(k=10)`)."""
@@ -72,6 +75,35 @@ class BaselineCheckpoint(BaseModel):
     """Each word's idf."""
     fit: BaselineFit
     """The fitted router."""
+    calibration: DialCalibration | None = None
+    """The cost dial's table on the train tasks (`scoring.dial.calibrate` of `dial_scores`: dial ->
+    expected cost per task and resolved rate), columns the pool's ids sorted: what `router-train route
+    --budget` reads. None for `cheapest-on-train` (no scores to dial) and in version 1 files."""
+
+
+def dial_scores(
+    fit: CheapestFit | LogregFit | KnnFit, x: object, pool: Sequence[str], *, on_train: bool
+) -> np.ndarray | None:
+    """The fit's scores for the cost dial, as evaluate's curves use them (`evaluate.baseline_scores`):
+    log-probabilities of a logistic regression, kNN's log smoothed vote shares (`on_train`: `x` are the
+    train rows in order, none votes for itself); None for `cheapest-on-train`."""
+    if isinstance(fit, LogregFit):
+        return log_proba(fit, x, pool)
+    if isinstance(fit, KnnFit):
+        return smoothed_votes(fit, x, pool, leave_out=on_train)
+    return None
+
+
+def baseline_calibration(
+    fit: CheapestFit | LogregFit | KnnFit,
+    x_train: object,
+    train: Sequence[TaskRecord],
+    pool_ids: Sequence[str],
+) -> DialCalibration | None:
+    """The dial table of `fit` on its (instance-id ordered) train tasks, columns the sorted pool ids."""
+    pool = sorted(pool_ids)
+    scores = dial_scores(fit, x_train, pool, on_train=True)
+    return None if scores is None else calibrate(scores, train, pool, max_points=CHECKPOINT_POINTS)
 
 
 def fit_baseline(
@@ -94,6 +126,7 @@ def fit_baseline(
     idf: list[float] = []
     fit: CheapestFit | LogregFit | KnnFit
     row_name = name
+    calibration = None
     if name == CHEAPEST_NAME:
         fit = CheapestFit.fit(train, pool_ids)
     else:
@@ -104,6 +137,7 @@ def fit_baseline(
             row_name = f"tfidf-knn(k={fit.k})"
         else:
             fit = LogregFit.fit(features, seed, balanced=name.endswith("(balanced)"))
+        calibration = baseline_calibration(fit, features.x_train, train, pool_ids)
     return BaselineCheckpoint(
         name=row_name,
         pool_ids=list(pool_ids),
@@ -117,6 +151,7 @@ def fit_baseline(
         vocabulary=vocabulary,
         idf=idf,
         fit=fit,
+        calibration=calibration,
     )
 
 

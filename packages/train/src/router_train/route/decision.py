@@ -25,8 +25,11 @@ class Decision(BaseModel):
     """`--explain` in endpoint mode: the LLM's raw reply."""
     fallback: bool = False
     """True when `model` is the `--fallback` model because the router gave no valid route."""
+    dial: float | None = None
+    """The cost dial the route was picked with (`--budget` or `--dial`); with `--explain`, `scores` are
+    then the dialled scores, score - dial x mean train cost, whose argmax is `model`. None: no dial."""
 
     def json_line(self) -> str:
-        """The JSON line written for this decision (`scores`/`reply` only when set)."""
-        unset = {k for k in ("scores", "reply") if getattr(self, k) is None}
+        """The JSON line written for this decision (`scores`/`reply`/`dial` only when set)."""
+        unset = {k for k in ("scores", "reply", "dial") if getattr(self, k) is None}
         return self.model_dump_json(exclude=unset) + "\n"

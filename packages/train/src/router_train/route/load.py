@@ -20,10 +20,13 @@ from router_oracle.table_check import load_table
 from router_oracle.validation_message import one_line
 from router_train.anypool.checkpoint import load_any_pool_router
 from router_train.local.checkpoint import policy_of, read_checkpoint
-from router_train.route.baseline_checkpoint import read_baseline
+from router_train.route.baseline_checkpoint import baseline_calibration, read_baseline
 from router_train.route.endpoint import EndpointRouter
+from router_train.route.operating_point import Calibrator, apply_operating_point, training_tasks
 from router_train.route.router import AnyPoolRouter, BaselineRouter, LocalRouter, Router
 from router_train.route.spec import RouteError, RouterSpec
+from router_train.scoring.dial import CHECKPOINT_POINTS, DialCalibration, calibrate, calibrate_policy
+from router_train.text_features import tfidf_matrix
 
 CHECKPOINT_KINDS = {
     "router-train-local": "local",
@@ -55,7 +58,9 @@ def load_router(spec: RouterSpec) -> Router:
     """The router `spec` names, checked against the pool, table and fallback it gives; every problem is
     one `RouteError` line naming the file or field."""
     try:
-        router = _load(spec)
+        router, calibrate = _load(spec)
+        if spec.budget is not None or spec.dial is not None:
+            router.calibration = apply_operating_point(router, spec, calibrate)
     except RouteError:
         raise
     except ValidationError as exc:
@@ -69,9 +74,10 @@ def load_router(spec: RouterSpec) -> Router:
     return router
 
 
-def _load(spec: RouterSpec) -> Router:
+def _load(spec: RouterSpec) -> tuple[Router, Calibrator | None]:
+    """The router and how to get its dial calibration (None: it has no dial)."""
     if spec.checkpoint is None:
-        return EndpointRouter(spec, endpoint_summary(spec))
+        return EndpointRouter(spec, endpoint_summary(spec)), None
     path = spec.checkpoint
     kind = checkpoint_kind(path)
     if kind == "local-anypool":
@@ -81,10 +87,31 @@ def _load(spec: RouterSpec) -> Router:
     if kind == "local":
         ckpt = read_checkpoint(path)
         _check_fixed(spec, path, ckpt.pool_ids, ckpt.table, ckpt.table_sha256)
-        return LocalRouter(policy_of(ckpt), f"local:{path}")
+        policy = policy_of(ckpt)
+
+        def local_calibration() -> DialCalibration:
+            if ckpt.calibration is not None:
+                return ckpt.calibration
+            tasks = training_tasks(path, spec, ckpt.table, ckpt.table_sha256, ckpt.train_task_ids)
+            return calibrate_policy(policy, tasks)
+
+        return LocalRouter(policy, f"local:{path}"), local_calibration
     baseline = read_baseline(path)
     _check_fixed(spec, path, baseline.pool_ids, baseline.table, baseline.table_sha256)
-    return BaselineRouter(baseline, f"{baseline.name}:{path}")
+    router = BaselineRouter(baseline, f"{baseline.name}:{path}")
+    if baseline.fit.method == "cheapest":
+        return router, None
+
+    def baseline_dial_table() -> DialCalibration:
+        if baseline.calibration is not None:
+            return baseline.calibration
+        tasks = training_tasks(path, spec, baseline.table, baseline.table_sha256, baseline.train_task_ids)
+        x = tfidf_matrix(tasks, baseline.vocabulary, baseline.idf)
+        cal = baseline_calibration(baseline.fit, x, tasks, baseline.pool_ids)
+        assert cal is not None
+        return cal
+
+    return router, baseline_dial_table
 
 
 def _check_fixed(spec: RouterSpec, path: Path, pool_ids: list[str], table: str, table_sha256: str) -> None:
@@ -105,7 +132,7 @@ def _check_fixed(spec: RouterSpec, path: Path, pool_ids: list[str], table: str, 
             )
 
 
-def _any_pool(spec: RouterSpec, path: Path) -> Router:
+def _any_pool(spec: RouterSpec, path: Path) -> tuple[Router, Calibrator]:
     if spec.pool is None:
         raise RouteError(f"{path}: an any-pool checkpoint needs --pool POOL.toml (the models to route among)")
     if spec.table is not None:
@@ -114,8 +141,20 @@ def _any_pool(spec: RouterSpec, path: Path) -> Router:
         )
     ids = load_pool(spec.pool).ids
     index = CandidateIndex.load(str(spec.candidates)) if spec.candidates is not None else None
-    router = load_any_pool_router(path, index)
-    return AnyPoolRouter(router, ids, f"local-anypool:{path}")
+    model_router = load_any_pool_router(path, index)
+    router = AnyPoolRouter(model_router, ids, f"local-anypool:{path}")
+
+    def pool_calibration() -> DialCalibration:
+        # Pool-specific: the checkpoint's train tasks, with this pool's outcomes from the candidates table.
+        view = router.view
+        tasks = model_router.index.records(
+            model_router.index.pool(view.ids, name="drawn"), model_router.train_task_ids
+        )
+        return calibrate(
+            model_router.policy.logits(tasks, view), tasks, view.ids, max_points=CHECKPOINT_POINTS
+        )
+
+    return router, pool_calibration
 
 
 def endpoint_summary(spec: RouterSpec) -> CapabilitySummary:

@@ -3,7 +3,11 @@
 A scoring router's route is the argmax of its scores (the first column of ties), columns in `pool`
 order: exactly the pick of the policy or fit it wraps (`RouterPolicy.route`, `AnyPoolPolicy.route`,
 `LogregFit.predict`, ...), which is what `router-train evaluate` scores. Keeping scores and argmax
-apart lets a caller re-weigh the scores (e.g. a cost dial) before picking.
+apart lets a caller re-weigh the scores before picking.
+
+With a cost dial set (`set_dial`, from `--budget`/`--dial`), the route is evaluate's dial rule
+(`scoring.dial.apply_dial`) on `dial_scores`, the scores evaluate's curves dial (logits, log-probabilities,
+log smoothed votes: the same argmax as `scores` at dial 0), priced with the calibration's model costs.
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ from tqdm import tqdm
 from router_train.anypool.checkpoint import AnyPoolRouter as AnyPoolModelRouter
 from router_train.anypool.policy import PoolView
 from router_train.local.policy import RouterPolicy
-from router_train.route.baseline_checkpoint import BaselineCheckpoint
+from router_train.route.baseline_checkpoint import BaselineCheckpoint, dial_scores
 from router_train.route.decision import Decision
 from router_train.route.task import RouteTask
+from router_train.scoring.dial import CalibrationPoint, DialCalibration, apply_dial
 from router_train.text_features import tfidf_matrix
 
 PROGRESS_MIN_TASKS = 5
@@ -54,6 +59,27 @@ class Router:
     """The pool's model ids (the columns of `scores`)."""
     fallback: str | None = None
     """Pool model that takes the tasks the router gives no valid route (None: they stay unrouted)."""
+    dial: float | None = None
+    """The cost dial routes are picked with (`set_dial`); None: the router as trained (`scores`' argmax)."""
+    dial_costs: np.ndarray | None = None
+    """The dial's per-model price, USD, in `pool` order (the calibration's `model_costs`)."""
+    operating: CalibrationPoint | None = None
+    """What the dial buys on the router's training tasks (expected cost per task, resolved rate)."""
+    calibration: DialCalibration | None = None
+    """The dial table the dial was set from (`load_router` with a budget or dial), else None."""
+
+    def dial_scores(self, tasks: Sequence[RouteTask]) -> np.ndarray | None:
+        """Per task and pool model, the scores the cost dial is applied to (evaluate's curves' scores);
+        None for routers without a dial."""
+        return None
+
+    def set_dial(self, dial: float, calibration: DialCalibration, point: CalibrationPoint) -> None:
+        """Route with `dial` from now on, priced with `calibration`'s per-model costs (`point`: what it
+        buys on the training tasks, for the record)."""
+        if sorted(calibration.model_ids) != sorted(self.pool):
+            raise ValueError(f"calibration is over {calibration.model_ids}, the router's pool is {self.pool}")
+        cost = dict(zip(calibration.model_ids, calibration.model_costs, strict=True))
+        self.dial, self.dial_costs, self.operating = dial, np.asarray([cost[m] for m in self.pool]), point
 
     def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray | None:
         """Per task and pool model, the router's score, shape (len(tasks), len(pool)); the route is the
@@ -71,16 +97,24 @@ class Router:
         in the decisions; `progress`: a progress bar on stderr for more than a few tasks."""
         out: list[Decision] = []
         for batch in _batches(tasks, BATCH, progress):
-            s = self.scores(batch)
-            assert s is not None, "a router without scores overrides route_many"
-            for task, row in zip(batch, s, strict=True):
+            if self.dial is None:
+                s = self.scores(batch)
+                assert s is not None, "a router without scores overrides route_many"
+                picks, shown = np.argmax(s, axis=1), s
+            else:
+                raw = self.dial_scores(batch)
+                assert raw is not None and self.dial_costs is not None, "set_dial needs dial scores"
+                picks = apply_dial(raw, self.dial_costs, self.dial)
+                shown = raw - self.dial * self.dial_costs  # what the argmax reads (-inf stays -inf)
+            for task, row, pick in zip(batch, shown, picks, strict=True):
                 scores = {m: float(v) for m, v in zip(self.pool, row, strict=True) if np.isfinite(v)}
                 out.append(
                     Decision(
                         instance_id=task.instance_id,
-                        model=self.pool[int(np.argmax(row))],
+                        model=self.pool[int(pick)],
                         router=self.name,
                         scores=scores if explain else None,
+                        dial=self.dial,
                     )
                 )
         return out
@@ -97,6 +131,9 @@ class LocalRouter(Router):
     def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
         return self.policy.probabilities([t.record() for t in tasks])
 
+    def dial_scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
+        return self.policy.logits([t.record() for t in tasks])
+
 
 class AnyPoolRouter(Router):
     """A `router-train local-anypool` checkpoint bound to one pool: scores are its probabilities."""
@@ -109,6 +146,9 @@ class AnyPoolRouter(Router):
 
     def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
         return self.router.policy.probabilities([t.record() for t in tasks], self.view)
+
+    def dial_scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
+        return self.router.policy.logits([t.record() for t in tasks], self.view)
 
 
 class BaselineRouter(Router):
@@ -131,3 +171,7 @@ class BaselineRouter(Router):
         out = np.full((len(tasks), len(self.pool)), -np.inf)
         out[:, self._columns] = raw
         return out
+
+    def dial_scores(self, tasks: Sequence[RouteTask]) -> np.ndarray | None:
+        x = tfidf_matrix([t.record() for t in tasks], self.ckpt.vocabulary, self.ckpt.idf)
+        return dial_scores(self.ckpt.fit, x, self.pool, on_train=False)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -23,6 +24,16 @@ class EndpointError(CommandError):
 
 EXIT_ENDPOINT_FAILED = EndpointError.exit_code
 """`router-train route`: the endpoint failed after its retries."""
+
+
+MAX_BUDGET_USD = 1000.0
+"""Largest `budget` accepted (USD per task): far above any model's cost, a typo guard."""
+MAX_DIAL = 1e6
+"""Largest `dial` magnitude accepted (score units per USD): far past both ends of any router's table."""
+Budget = Annotated[float, Field(gt=0, le=MAX_BUDGET_USD, allow_inf_nan=False)]
+"""`--budget` / `budget`: a finite USD amount per task in (0, MAX_BUDGET_USD]."""
+Dial = Annotated[float, Field(ge=-MAX_DIAL, le=MAX_DIAL, allow_inf_nan=False)]
+"""`--dial` / `dial`: a finite number in [-MAX_DIAL, MAX_DIAL]."""
 
 
 class RouterSpec(BaseModel):
@@ -67,6 +78,13 @@ class RouterSpec(BaseModel):
     with the openai client's exponential backoff; then the route fails (`EndpointError`)."""
     concurrency: int = Field(default=4, ge=1)
     """Endpoint mode: requests in flight at once in `route_many`."""
+    budget: Budget | None = None
+    """Mean cost per task in USD to route at: turned into the router's cost dial on its training tasks
+    (the checkpoint's calibration table; the richest point that does not exceed it, or the cheapest point
+    when the budget is below it). Not with `dial`, not for an endpoint router."""
+    dial: Dial | None = None
+    """The cost dial itself (`evaluate.dial.apply_dial`: argmax of score - dial x mean train cost; 0 = the
+    router as trained, higher = cheaper). Not with `budget`, not for an endpoint router."""
 
     @model_validator(mode="after")
     def _one_router(self) -> RouterSpec:
@@ -78,4 +96,15 @@ class RouterSpec(BaseModel):
             endpoint_only = [n for n in ("model", "api_key_env") if getattr(self, n) is not None]
             if endpoint_only:
                 raise ValueError(f"{', '.join(endpoint_only)}: only with endpoint")
+        self._check_dial()
         return self
+
+    def _check_dial(self) -> None:
+        if self.budget is not None and self.dial is not None:
+            raise ValueError("give at most one of budget (--budget) and dial (--dial)")
+        if self.endpoint is not None and (self.budget is not None or self.dial is not None):
+            flag = "budget (--budget)" if self.budget is not None else "dial (--dial)"
+            raise ValueError(
+                f"{flag}: an endpoint (LLM) router gives no per-model log-probabilities to put a cost "
+                "dial on; use a checkpoint"
+            )

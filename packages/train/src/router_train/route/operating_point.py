@@ -1,0 +1,104 @@
+"""`--budget` / `--dial` at routing time: a loaded router's dial calibration on its training tasks, and
+the operating point it routes at.
+
+Where the calibration comes from:
+- `router-train local` (v3) and `router-train fit` (v2) checkpoints store it (computed when trained);
+- older ones do not: it is computed here, exactly as training would have, when the training table is at
+  hand (`--table`, the recorded path, or the bundled table) with the recorded sha256; else one line says
+  to re-train / re-fit;
+- an any-pool checkpoint has one per pool: computed at load on the checkpoint's train tasks in the
+  candidates table, for the pool given.
+A budget becomes the dial of the richest tabulated point within it (`scoring.dial.operating_point`);
+below the cheapest point the router routes at the cheapest point and `budget_note` says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from router_frontier_rl.bundled import bundled_table_path
+from router_oracle.file_hash import sha256_file
+from router_oracle.table import TaskRecord
+from router_oracle.table_check import load_table
+from router_train.route.router import Router
+from router_train.route.spec import RouteError, RouterSpec
+from router_train.scoring.dial import (
+    CalibrationPoint,
+    DialCalibration,
+    operating_point,
+    point_for_dial,
+)
+
+BUNDLED_TABLE_LABEL = "router_frontier_rl/data/oracle_table.json"
+"""How a checkpoint records the env's bundled table (`local.trainer.BUNDLED_TABLE_NAME`)."""
+
+Calibrator = Callable[[], DialCalibration]
+"""Builds (or reads) a router's calibration; raises `RouteError` when it cannot."""
+
+
+def training_tasks(
+    checkpoint: Path, spec: RouterSpec, table_label: str, table_sha256: str, train_task_ids: Sequence[str]
+) -> list[TaskRecord]:
+    """The tasks a fixed-pool checkpoint learned from, read back from its table (checked by sha256): for
+    a checkpoint stored without a calibration."""
+    tried: list[Path] = []
+    if spec.table is not None:
+        tried.append(spec.table)
+    elif table_label == BUNDLED_TABLE_LABEL:
+        tried.append(bundled_table_path())
+    else:
+        tried.append(Path(table_label))
+    for path in tried:
+        if path.is_file() and sha256_file(path) == table_sha256:
+            by_id = {t.instance_id: t for t in load_table(path).tasks}
+            missing = [i for i in train_task_ids if i not in by_id]
+            if not missing:
+                return [by_id[i] for i in train_task_ids]
+    raise RouteError(
+        f"{checkpoint}: stores no dial calibration (an older checkpoint) and its training table "
+        f"{table_label} (sha256 {table_sha256[:16]}...) is not at hand: re-train / re-fit to calibrate, "
+        "or give --table"
+    )
+
+
+def budget_note(calibration: DialCalibration, budget: float) -> str | None:
+    """A line when `budget` is below the cheapest point of the table (the router then routes there)."""
+    cheapest = min(p.cost_per_task for p in calibration.points)
+    if budget < cheapest:
+        return (
+            f"note: budget ${budget:.3f}/task is below the router's cheapest point on its training tasks "
+            f"(${cheapest:.3f}/task): routing at the cheapest point"
+        )
+    return None
+
+
+def apply_operating_point(router: Router, spec: RouterSpec, calibrate: Calibrator | None) -> DialCalibration:
+    """Set `router`'s dial from `spec.budget` or `spec.dial` (one of them is set); returns the calibration
+    it came from. A router without a dial (`calibrate` None) is refused."""
+    flag = "--budget" if spec.budget is not None else "--dial"
+    if calibrate is None:
+        raise RouteError(f"{flag}: {router.name} has no per-model scores to put a cost dial on")
+    calibration = calibrate()
+    if not calibration.points:
+        raise RouteError(f"{flag}: {router.name}: empty dial calibration")
+    point: CalibrationPoint
+    if spec.budget is not None:
+        point = operating_point(calibration, spec.budget)
+        dial = point.dial
+    else:
+        assert spec.dial is not None
+        dial = spec.dial
+        point = point_for_dial(calibration, dial)
+    router.set_dial(dial, calibration, point)
+    return calibration
+
+
+def operating_line(router: Router, calibration: DialCalibration) -> str:
+    """`operating point: dial D, expected $C/task, resolved R% on the N training tasks`."""
+    p = router.operating
+    assert p is not None and router.dial is not None
+    return (
+        f"operating point: dial {router.dial:.6g}, expected ${p.cost_per_task:.3f}/task, "
+        f"resolved {100 * p.resolved:.1f}% on the {calibration.n_tasks} training tasks"
+    )
