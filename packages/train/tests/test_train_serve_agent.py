@@ -119,8 +119,8 @@ def test_the_router_reads_the_issue_inside_each_installed_template(config_name: 
     # local environment's platform variables).
     import platform
 
-    import jinja2
-    import yaml
+    import jinja2  # pants: no-infer-dep (installed with mini-swe-agent)
+    import yaml  # pants: no-infer-dep (installed with mini-swe-agent)
     from minisweagent.config import get_config_path
 
     template = yaml.safe_load(get_config_path(config_name).read_text())["agent"]["instance_template"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import anyio.to_thread
+import anyio.to_thread  # pants: no-infer-dep (installed with starlette, which depends on it)
 import httpx
 from starlette.applications import Starlette
 from starlette.background import BackgroundTask
