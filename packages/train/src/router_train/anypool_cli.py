@@ -10,7 +10,14 @@ from router_oracle.atomic_file import refuse_inputs_as_outputs
 from router_oracle.numeric_option import field_option
 from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig, format_anypool_summary, run_any_pool
 from router_train.anypool.run import CHECKPOINT_FILE, METRICS_FILE, SUMMARY_FILE
-from router_train.cli_args import add_table_arguments, config_flags, default_of, given, int_list
+from router_train.cli_args import (
+    add_grpo_arguments,
+    add_table_arguments,
+    config_flags,
+    default_of,
+    given,
+    int_list,
+)
 from router_train.commands import summary
 
 DEFAULT_OUTPUT = Path("runs/local-anypool")
@@ -55,24 +62,7 @@ def register(sub: Any) -> None:
     p.add_argument("--train-pool-sizes", type=int_list, metavar="N,N", help=f"training pool sizes ({sizes})")
     config_flags(p, AnyPoolTrainConfig, [("--pool-bank", int, "distinct training pools")])
     p.add_argument("--output-dir", type=Path, default=DEFAULT_OUTPUT, help=f"default: {DEFAULT_OUTPUT}")
-    config_flags(
-        p,
-        AnyPoolTrainConfig,
-        [
-            ("--steps", int, "GRPO steps"),
-            ("--tasks-per-step", int, "train tasks per step"),
-            ("--samples-per-task", int, "routes sampled per task"),
-            ("--lr", float, "Adam learning rate"),
-            ("--weight-decay", float, "AdamW weight decay of the interactions"),
-            ("--seed", int, "pool bank / task order / sampling seed"),
-        ],
-    )
-    p.add_argument(
-        "--advantage",
-        choices=("mean", "std"),
-        default=None,
-        help="group advantage: reward - group mean (prime-rl's grpo; default) or also / group std",
-    )
+    add_grpo_arguments(p, AnyPoolTrainConfig, "pool bank / task order / sampling seed")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 

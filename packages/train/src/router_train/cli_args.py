@@ -91,3 +91,25 @@ def config_flags(
         field = flag.removeprefix("--").replace("-", "_")
         parse = field_option(model, field) if kind in (int, float) else kind
         p.add_argument(flag, type=parse, default=None, help=f"{text} (default {default_of(model, field)})")
+
+
+def add_grpo_arguments(p: argparse.ArgumentParser, model: type[BaseModel], seed_help: str) -> None:
+    """The GRPO knobs of both CPU trainers (`local`, `local-anypool`), from their config's fields."""
+    config_flags(
+        p,
+        model,
+        [
+            ("--steps", int, "GRPO steps, 1-1e6"),
+            ("--tasks-per-step", int, "train tasks per step, 1-1e6"),
+            ("--samples-per-task", int, "routes sampled per task, 2-1024"),
+            ("--lr", float, "Adam learning rate, in (0, 1]"),
+            ("--weight-decay", float, "AdamW weight decay, 0-1000"),
+            ("--seed", int, f"{seed_help}, 0-2**32-1"),
+        ],
+    )
+    p.add_argument(
+        "--advantage",
+        choices=("mean", "std"),
+        default=None,
+        help="group advantage: reward - group mean (prime-rl's grpo; default) or also / group std",
+    )

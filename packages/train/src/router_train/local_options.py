@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from router_frontier_rl.rewards import REWARD_NAMES
 from router_oracle.numeric_option import field_option
 from router_oracle.validation_message import one_line
-from router_train.cli_args import config_flags, default_of, given
+from router_train.cli_args import add_grpo_arguments, default_of, given
 from router_train.local import FeatureConfig, LocalTrainConfig, RewardWeights
 
 
@@ -31,24 +31,7 @@ def _weights(text: str) -> list[float]:
 
 def add_training_arguments(p: argparse.ArgumentParser) -> None:
     """The training knobs (not the table, split or output): `router-train evaluate --local` takes them too."""
-    config_flags(
-        p,
-        LocalTrainConfig,
-        [
-            ("--steps", int, "GRPO steps, 1-1e6"),
-            ("--tasks-per-step", int, "train tasks per step, 1-1e6"),
-            ("--samples-per-task", int, "routes sampled per task, 2-1024"),
-            ("--lr", float, "Adam learning rate, in (0, 1]"),
-            ("--weight-decay", float, "AdamW weight decay, 0-1000"),
-            ("--seed", int, "sampling / task-order seed, 0-2**32-1"),
-        ],
-    )
-    p.add_argument(
-        "--advantage",
-        choices=("mean", "std"),
-        default=None,
-        help="group advantage: reward - group mean (prime-rl's grpo; default) or also / group std",
-    )
+    add_grpo_arguments(p, LocalTrainConfig, "sampling / task-order seed")
     p.add_argument(
         "--shift-folds",
         type=field_option(LocalTrainConfig, "shift_folds"),
