@@ -44,7 +44,7 @@ def _alive(pid: int) -> bool:
 
 
 def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
-    assert cli.main  # the CLI the entry point loads by name
+    assert callable(cli.main)  # the CLI the entry point loads by name
     return subprocess.Popen(
         [sys.executable, "-c", ENTRY, *args],
         cwd=cwd,

@@ -130,10 +130,11 @@ def test_dial_is_evaluates_rule_and_explain_shows_dialled_scores(grpo_checkpoint
     decisions = router.route_many(tasks)
     assert [d.model for d in decisions] == [router.pool[i] for i in picks]
     for d, row in zip(decisions, logits, strict=True):
-        assert d.dial == 0.7 and d.scores is not None
+        scores = d.scores
+        assert d.dial == 0.7 and scores is not None
         want = row - 0.7 * np.asarray(router.calibration.model_costs)
-        assert list(d.scores.values()) == pytest.approx(list(want))
-        assert max(d.scores, key=lambda m: d.scores[m]) == d.model
+        assert list(scores.values()) == pytest.approx(list(want))
+        assert max(scores, key=lambda m: scores[m]) == d.model
     # Dial 0 is the router as trained.
     plain = load_router(RouterSpec(checkpoint=grpo_checkpoint)).route_many(tasks, explain=False)
     zero = load_router(RouterSpec(checkpoint=grpo_checkpoint, dial=0.0)).route_many(tasks, explain=False)
@@ -191,6 +192,7 @@ def test_bad_dial_input_is_one_line_exit_2(grpo_checkpoint, tmp_path, capsys):
 
     def bad(*argv: str) -> str:
         capsys.readouterr()
+        code: str | int | None
         try:
             code = main(["route", "--quiet", *argv])
         except SystemExit as exc:  # argparse's own flag errors: usage line + one error line
