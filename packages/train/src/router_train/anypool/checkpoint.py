@@ -11,7 +11,6 @@ import os
 from collections.abc import Sequence
 from typing import Literal
 
-import numpy as np
 from pydantic import model_validator
 
 from router_oracle.derive import CandidateIndex
@@ -20,9 +19,9 @@ from router_oracle.table import TaskRecord
 from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
 from router_train.anypool.model_features import MODEL_FEATURES
 from router_train.anypool.policy import AnyPoolPolicy, PoolView
-from router_train.local.checkpoint import read_json_model, refuse_non_finite
+from router_train.local.checkpoint import check_weights, linear_fields, read_json_model, weight_arrays
 from router_train.local.config import FeatureConfig
-from router_train.local.features import FeatureState, feature_dim
+from router_train.local.features import FeatureState
 
 ANY_POOL_CHECKPOINT_VERSION = 1
 """Bumped on any change an older reader would misinterpret (`AnyPoolCheckpoint.version`)."""
@@ -64,10 +63,8 @@ class AnyPoolCheckpoint(FrozenModel):
     def _shapes(self) -> AnyPoolCheckpoint:
         if self.model_features != list(MODEL_FEATURES):
             raise ValueError(f"model_features must be {list(MODEL_FEATURES)} (this version's columns)")
-        d, dim = len(self.model_features), feature_dim(self.features, self.feature_state)
-        if len(self.bias) != d or len(self.weights) != dim or any(len(r) != d for r in self.weights):
-            raise ValueError(f"weights must be {dim} x {d} and bias {d} long for these features")
-        refuse_non_finite(self.weights, self.bias, self.feature_state)
+        d = len(self.model_features)
+        check_weights(self.weights, self.bias, self.features, self.feature_state, d, "these features")
         return self
 
 
@@ -81,8 +78,6 @@ def checkpoint_of(
 ) -> AnyPoolCheckpoint:
     return AnyPoolCheckpoint(
         model_features=list(MODEL_FEATURES),
-        features=policy.features,
-        feature_state=policy.feature_state,
         train=train,
         candidates=index.label,
         candidates_sha256=index.digest(),
@@ -90,8 +85,7 @@ def checkpoint_of(
         train_models=list(train_models),
         held_out_models=list(held_out_models),
         step=train.steps,
-        weights=[[float(v) for v in row] for row in policy.weights],
-        bias=[float(v) for v in policy.bias],
+        **linear_fields(policy),
     )
 
 
@@ -102,12 +96,8 @@ def read_checkpoint(path: str | os.PathLike[str]) -> AnyPoolCheckpoint:
 
 
 def policy_of(ckpt: AnyPoolCheckpoint) -> AnyPoolPolicy:
-    return AnyPoolPolicy(
-        features=ckpt.features,
-        feature_state=ckpt.feature_state,
-        weights=np.asarray(ckpt.weights, dtype=np.float64).reshape(-1, len(ckpt.model_features)),
-        bias=np.asarray(ckpt.bias, dtype=np.float64),
-    )
+    weights, bias = weight_arrays(ckpt.weights, ckpt.bias, len(ckpt.model_features))
+    return AnyPoolPolicy(ckpt.features, ckpt.feature_state, weights, bias)
 
 
 class AnyPoolRouter:

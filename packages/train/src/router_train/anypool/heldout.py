@@ -13,27 +13,19 @@ from collections.abc import Sequence
 from router_frontier_rl.any_pool import PoolEpisode
 from router_frontier_rl.capabilities import CapabilitySummary
 from router_oracle.frozen_model import FrozenModel
-from router_train.scoring.decisions import from_distributions, from_labels
+from router_train.local.heldout import ScoreRow, named_row
+from router_train.scoring.decisions import from_distributions, from_routes
 from router_train.scoring.metrics import compute_metrics
 
 ROUTER_NAME = "local-anypool"
 """Row name of the trained router."""
 
 
-class AnyPoolRow(FrozenModel):
-    """One router on the held-out episodes."""
+class AnyPoolRow(ScoreRow):
+    """One router on the held-out episodes: `local-anypool` (the trained router, greedy), `random(expected)`
+    (uniform over each pool), `cheapest-in-pool` and `best-rate-in-pool` (by the pool's train summary),
+    `oracle`."""
 
-    name: str
-    """`local-anypool` (the trained router, greedy), `random(expected)` (uniform over each pool),
-    `cheapest-in-pool` and `best-rate-in-pool` (by the pool's train summary), `oracle`."""
-    mean_reward: float
-    """Mean env `routed_reward`."""
-    accuracy: float
-    """Share of tasks routed to their pool's oracle."""
-    resolved_rate: float
-    """Mean resolve rate of the chosen models."""
-    mean_cost: float
-    """Mean cost per task of the chosen models, USD."""
     held_out_pick_share: float
     """Share of tasks routed to a held-out model."""
     held_out_oracle_accuracy: float | None
@@ -55,10 +47,7 @@ class AnyPoolSummary(FrozenModel):
     """The trained router first, then random, cheapest-in-pool, best-rate-in-pool, oracle."""
 
     def row(self, name: str) -> AnyPoolRow:
-        for r in self.rows:
-            if r.name == name:
-                return r
-        raise KeyError(name)
+        return named_row(self.rows, name)
 
 
 def cheapest_in_pool(summary: CapabilitySummary) -> str:
@@ -83,10 +72,7 @@ def anypool_summary(
         "best-rate-in-pool": [best_rate_in_pool(e.summary) for e in episodes],
         "oracle": [t.oracle for t in tasks],
     }
-    decisions = {
-        name: from_labels(name, "baseline", {t.instance_id: [r] for t, r in zip(tasks, picks, strict=True)})
-        for name, picks in labels.items()
-    }
+    decisions = {name: from_routes(name, "baseline", tasks, picks) for name, picks in labels.items()}
     decisions["random(expected)"] = from_distributions(
         "random(expected)",
         "baseline",
@@ -100,12 +86,9 @@ def anypool_summary(
         d = decisions[name].choices
         on_held = compute_metrics(decisions[name], held_tasks).accuracy if held_tasks else None
         rows.append(
-            AnyPoolRow(
-                name=name,
-                mean_reward=m.mean_reward,
-                accuracy=m.accuracy,
-                resolved_rate=m.resolved_rate,
-                mean_cost=m.mean_cost,
+            AnyPoolRow.of(
+                name,
+                m,
                 held_out_pick_share=round(
                     sum(w for t in tasks for label, w in d[t.instance_id].items() if label in held)
                     / len(tasks),

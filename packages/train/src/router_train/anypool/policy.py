@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from router_frontier_rl.any_pool import pool_view
 from router_frontier_rl.capabilities import CapabilitySummary
@@ -23,7 +22,8 @@ from router_oracle.derive import CandidateIndex
 from router_oracle.table import TaskRecord
 from router_train.anypool.model_features import MODEL_FEATURES, PoolFeatureCache
 from router_train.local.config import FeatureConfig
-from router_train.local.features import FeatureState, feature_dim, featurize
+from router_train.local.features import FeatureState
+from router_train.local.policy import LinearTaskModel, greedy, softmax
 
 
 @dataclass(frozen=True)
@@ -47,47 +47,20 @@ class PoolView:
         return PoolFeatureCache(self.summary)
 
 
-def masked_softmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Row-wise softmax over the True entries of `mask`; masked entries get probability 0."""
-    z = np.where(mask, logits, -np.inf)
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.where(mask, np.exp(z), 0.0)
-    out: np.ndarray = e / e.sum(axis=1, keepdims=True)
-    return out
-
-
-class AnyPoolPolicy:
-    """pi(model | task, pool) = softmax over the pool of m(model) . (x(task) @ weights + bias)."""
+class AnyPoolPolicy(LinearTaskModel):
+    """pi(model | task, pool) = softmax over the pool of m(model) . (x(task) @ weights + bias); `task_vectors`
+    gives, per task, the weight each model feature gets (tasks x MODEL_FEATURES)."""
 
     def __init__(
         self, features: FeatureConfig, feature_state: FeatureState, weights: np.ndarray, bias: np.ndarray
     ) -> None:
-        dim, d = feature_dim(features, feature_state), len(MODEL_FEATURES)
-        if weights.shape != (dim, d) or bias.shape != (d,):
-            raise ValueError(
-                f"policy shapes do not match: weights {weights.shape}, bias {bias.shape}, "
-                f"expected ({dim}, {d}) and ({d},)"
-            )
-        self.features = features
-        self.feature_state = feature_state
-        self.weights = weights
-        self.bias = bias
-
-    def featurize(self, tasks: Sequence[TaskRecord]) -> sp.csr_matrix:
-        """Task features (reads each task's repo and issue text only)."""
-        return featurize(self.features, self.feature_state, tasks)
-
-    def task_vectors(self, x: sp.csr_matrix) -> np.ndarray:
-        """x @ weights + bias: per task, the weight each model feature gets (tasks x MODEL_FEATURES)."""
-        out: np.ndarray = np.asarray(x @ self.weights) + self.bias
-        return out
+        super().__init__(features, feature_state, weights, bias, len(MODEL_FEATURES))
 
     def probabilities(self, tasks: Sequence[TaskRecord], view: PoolView) -> np.ndarray:
         """Routing distribution over `view.ids`, shape (len(tasks), len(view.ids)); rows sum to 1."""
         if not tasks:
             return np.zeros((0, len(view.ids)))
-        logits = self.logits(tasks, view)
-        return masked_softmax(logits, np.ones_like(logits, dtype=bool))
+        return softmax(self.logits(tasks, view))
 
     def logits(self, tasks: Sequence[TaskRecord], view: PoolView) -> np.ndarray:
         """score(task, model) over `view.ids`, shape (len(tasks), len(view.ids)): the scores its cost dial
@@ -99,4 +72,4 @@ class AnyPoolPolicy:
 
     def route(self, tasks: Sequence[TaskRecord], view: PoolView) -> list[str]:
         """Greedy routes: the most probable model of the pool per task (ties: the earlier pool model)."""
-        return [view.ids[int(i)] for i in self.probabilities(tasks, view).argmax(axis=1)]
+        return greedy(view.ids, self.probabilities(tasks, view))

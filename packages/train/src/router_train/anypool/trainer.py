@@ -32,9 +32,10 @@ from router_oracle.derive import CandidateIndex
 from router_oracle.table import Pool, TaskRecord
 from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
 from router_train.anypool.model_features import MODEL_FEATURES, PoolFeatureCache
-from router_train.anypool.policy import AnyPoolPolicy, masked_softmax
+from router_train.anypool.policy import AnyPoolPolicy
 from router_train.local.features import feature_dim, featurize, fit_features
 from router_train.local.grpo import AdamW, batch_rows, grpo_step, task_batches
+from router_train.local.policy import softmax
 from router_train.local.step_metrics import StepMetrics, step_record
 
 SCORE_FIELDS = len(REWARD_NAMES)
@@ -161,7 +162,7 @@ def train_any_pool(
             mask[r, :k] = True
             table[r, :k] = scores(p, train_ids[int(ti)])
         u = policy.task_vectors(x)
-        probs = masked_softmax(np.einsum("nkd,nd->nk", m, u), mask)
+        probs = softmax(np.einsum("nkd,nd->nk", m, u), mask)
 
         def scores_of(actions: np.ndarray, table: np.ndarray = table) -> dict[str, np.ndarray]:
             got = np.take_along_axis(table, actions[:, :, None], axis=1)  # (n, samples, fields)

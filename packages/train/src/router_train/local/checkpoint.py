@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ValidationError, model_validator
@@ -15,7 +15,7 @@ from router_oracle.frozen_model import FrozenModel
 from router_oracle.validation_message import one_line
 from router_train.local.config import FeatureConfig, LocalTrainConfig, LocalTrainError
 from router_train.local.features import FeatureState, feature_dim
-from router_train.local.policy import RouterPolicy
+from router_train.local.policy import LinearTaskModel, RouterPolicy
 from router_train.scoring.dial import DialCalibration
 
 M = TypeVar("M", bound=BaseModel)
@@ -65,15 +65,18 @@ class LocalCheckpoint(FrozenModel):
             raise ValueError(
                 f"calibration is over {self.calibration.model_ids}, not the pool {self.pool_ids}"
             )
-        dim = feature_dim(self.features, self.feature_state)
-        if len(self.bias) != k or len(self.weights) != dim or any(len(r) != k for r in self.weights):
-            raise ValueError(f"weights must be {dim} x {k} and bias {k} long for this pool and features")
-        refuse_non_finite(self.weights, self.bias, self.feature_state)
+        check_weights(self.weights, self.bias, self.features, self.feature_state, k, "this pool and features")
         return self
 
 
-def refuse_non_finite(weights: list[list[float]], bias: list[float], state: FeatureState) -> None:
-    """A NaN weight routes every task to the same model (argmax of NaN), silently: refuse it at load."""
+def check_weights(
+    weights: list[list[float]], bias: list[float], cfg: FeatureConfig, state: FeatureState, k: int, of: str
+) -> None:
+    """A linear router's weights: feature_dim x `k` and `k` bias, all finite (a NaN weight routes every
+    task to the same model, argmax of NaN, silently: refuse it at load). `of` ends the shape error."""
+    dim = feature_dim(cfg, state)
+    if len(bias) != k or len(weights) != dim or any(len(r) != k for r in weights):
+        raise ValueError(f"weights must be {dim} x {k} and bias {k} long for {of}")
     for name, values in (
         ("weights", weights),
         ("bias", bias),
@@ -95,17 +98,25 @@ def checkpoint_of(
 ) -> LocalCheckpoint:
     return LocalCheckpoint(
         pool_ids=policy.pool_ids,
-        features=policy.features,
-        feature_state=policy.feature_state,
         train=train,
         table=table,
         table_sha256=table_sha256,
         train_task_ids=sorted(train_task_ids),
         step=step,
-        weights=[[float(v) for v in row] for row in policy.weights],
-        bias=[float(v) for v in policy.bias],
         calibration=calibration,
+        **linear_fields(policy),
     )
+
+
+def linear_fields(policy: LinearTaskModel) -> dict[str, Any]:
+    """A linear router's checkpoint fields: its featurisation and its weights as plain floats."""
+    state, weights, bias = policy.feature_state, policy.weights.tolist(), policy.bias.tolist()
+    return {"features": policy.features, "feature_state": state, "weights": weights, "bias": bias}
+
+
+def weight_arrays(weights: list[list[float]], bias: list[float], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """A checkpoint's weights (`k` columns) and bias as the arrays a policy holds."""
+    return np.asarray(weights, dtype=np.float64).reshape(-1, k), np.asarray(bias, dtype=np.float64)
 
 
 def dumps_checkpoint(ckpt: BaseModel) -> str:
@@ -139,13 +150,8 @@ def read_checkpoint(path: str | os.PathLike[str]) -> LocalCheckpoint:
 
 
 def policy_of(ckpt: LocalCheckpoint) -> RouterPolicy:
-    return RouterPolicy(
-        pool_ids=ckpt.pool_ids,
-        features=ckpt.features,
-        feature_state=ckpt.feature_state,
-        weights=np.asarray(ckpt.weights, dtype=np.float64).reshape(-1, len(ckpt.pool_ids)),
-        bias=np.asarray(ckpt.bias, dtype=np.float64),
-    )
+    weights, bias = weight_arrays(ckpt.weights, ckpt.bias, len(ckpt.pool_ids))
+    return RouterPolicy(ckpt.pool_ids, ckpt.features, ckpt.feature_state, weights, bias)
 
 
 def load_policy(path: str | os.PathLike[str]) -> RouterPolicy:

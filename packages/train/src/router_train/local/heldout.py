@@ -7,12 +7,13 @@ choices with the env's own `score_route`; this module only picks the rows the su
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, Self, TypeVar
 
 from router_oracle.frontier import ModelPoint
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
 from router_train.scoring import baselines
-from router_train.scoring.decisions import from_labels
+from router_train.scoring.decisions import from_routes
 from router_train.scoring.metrics import RouterMetrics, compute_metrics, single_model_points
 
 ROUTER_NAME = "local-grpo"
@@ -20,21 +21,41 @@ ROUTER_NAME = "local-grpo"
 RANDOM_NAME = "random(expected)"
 """Row name of the uniform random router (its exact expectation, from the evaluate baselines)."""
 
+R = TypeVar("R", bound="ScoreRow")
 
-class HeldOutRow(FrozenModel):
-    """One router on the held-out tasks."""
+
+class ScoreRow(FrozenModel):
+    """One router on held-out tasks: the metrics both trainers' summaries show (`scoring.metrics`)."""
 
     name: str
-    """`local-grpo` (the trained router, greedy), `random(expected)` (uniform random, exact
-    expectation), `always:<id>`, `oracle`."""
+    """The router's row name (its summary's `rows` lists them)."""
     mean_reward: float
     """Mean env `routed_reward`."""
     accuracy: float
-    """Share of tasks routed to the oracle's pick."""
+    """Share of tasks routed to the oracle's pick (any-pool: the oracle of the task's pool)."""
     resolved_rate: float
     """Mean resolve rate of the chosen models."""
     mean_cost: float
     """Mean cost per task of the chosen models, USD."""
+
+    @classmethod
+    def of(cls, name: str, m: RouterMetrics, **extra: Any) -> Self:
+        """The row `name`: every field `m` also has is taken from it, the rest from `extra`."""
+        return cls(name=name, **m.model_dump(include=set(cls.model_fields) - {"name"}), **extra)
+
+
+def named_row(rows: Sequence[R], name: str) -> R:
+    """The row called `name` (KeyError when none)."""
+    for r in rows:
+        if r.name == name:
+            return r
+    raise KeyError(name)
+
+
+class HeldOutRow(ScoreRow):
+    """One router on the held-out tasks: `local-grpo` (the trained router, greedy), `random(expected)`
+    (uniform random, exact expectation), `always:<id>`, `oracle`."""
+
     total_cost: float
     """Total cost over the held-out tasks, USD."""
 
@@ -55,18 +76,14 @@ class HeldOutSummary(FrozenModel):
     """The router's mean `routed_reward` is above the uniform random router's."""
 
     def row(self, name: str) -> HeldOutRow:
-        for r in self.rows:
-            if r.name == name:
-                return r
-        raise KeyError(name)
+        return named_row(self.rows, name)
 
 
 def router_metrics(
     tasks: Sequence[TaskRecord], routes: Sequence[str], single_models: Sequence[ModelPoint] | None = None
 ) -> RouterMetrics:
     """The trained router's metrics for its greedy `routes` (one per task) on `tasks`."""
-    picks = {t.instance_id: [r] for t, r in zip(tasks, routes, strict=True)}
-    return compute_metrics(from_labels(ROUTER_NAME, "checkpoint", picks), tasks, single_models)
+    return compute_metrics(from_routes(ROUTER_NAME, "checkpoint", tasks, routes), tasks, single_models)
 
 
 def heldout_summary(
@@ -82,17 +99,7 @@ def heldout_summary(
         ROUTER_NAME: router_metrics(tasks, routes, single_model_points(tasks, pool_ids)),
         **{d.name: compute_metrics(d, tasks) for d in baseline_routers},
     }
-    rows = [
-        HeldOutRow(
-            name=name,
-            mean_reward=m.mean_reward,
-            accuracy=m.accuracy,
-            resolved_rate=m.resolved_rate,
-            mean_cost=m.mean_cost,
-            total_cost=m.total_cost,
-        )
-        for name, m in metrics.items()
-    ]
+    rows = [HeldOutRow.of(name, m) for name, m in metrics.items()]
     mine = metrics[ROUTER_NAME]
     return HeldOutSummary(
         n_tasks=len(tasks),

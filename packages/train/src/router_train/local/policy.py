@@ -1,4 +1,5 @@
-"""The local router: a softmax over the pool's model ids, linear in the task's features."""
+"""The local router: a softmax over the pool's model ids, linear in the task's features; and the linear
+task part (`LinearTaskModel`), softmax and greedy pick the any-pool router shares."""
 
 from __future__ import annotations
 
@@ -12,14 +13,52 @@ from router_train.local.config import FeatureConfig
 from router_train.local.features import FeatureState, feature_dim, featurize
 
 
-def softmax(logits: np.ndarray) -> np.ndarray:
-    z = logits - logits.max(axis=1, keepdims=True)
-    e = np.exp(z)
+def softmax(logits: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    """Row-wise softmax; with `mask`, over its True entries only (the others get probability 0)."""
+    z = logits if mask is None else np.where(mask, logits, -np.inf)
+    e = np.exp(z - z.max(axis=1, keepdims=True))
     out: np.ndarray = e / e.sum(axis=1, keepdims=True)
     return out
 
 
-class RouterPolicy:
+def greedy(ids: Sequence[str], probs: np.ndarray) -> list[str]:
+    """The most probable id per row (ties go to the earlier id)."""
+    return [ids[int(i)] for i in probs.argmax(axis=1)]
+
+
+class LinearTaskModel:
+    """x(task) @ weights + bias, with `columns` weight columns: the part of a router linear in the task."""
+
+    def __init__(
+        self,
+        features: FeatureConfig,
+        feature_state: FeatureState,
+        weights: np.ndarray,
+        bias: np.ndarray,
+        columns: int,
+    ) -> None:
+        dim = feature_dim(features, feature_state)
+        if weights.shape != (dim, columns) or bias.shape != (columns,):
+            raise ValueError(
+                f"policy shapes do not match: weights {weights.shape}, bias {bias.shape}, "
+                f"expected ({dim}, {columns}) and ({columns},)"
+            )
+        self.features = features
+        self.feature_state = feature_state
+        self.weights = weights
+        self.bias = bias
+
+    def featurize(self, tasks: Sequence[TaskRecord]) -> sp.csr_matrix:
+        """Task features (reads each task's repo and issue text only)."""
+        return featurize(self.features, self.feature_state, tasks)
+
+    def task_vectors(self, x: sp.csr_matrix) -> np.ndarray:
+        """x @ weights + bias, shape (tasks, columns)."""
+        out: np.ndarray = np.asarray(x @ self.weights) + self.bias
+        return out
+
+
+class RouterPolicy(LinearTaskModel):
     """pi(model | task) = softmax(features(task) @ weights + bias), columns in `pool_ids` order."""
 
     def __init__(
@@ -30,28 +69,15 @@ class RouterPolicy:
         weights: np.ndarray,
         bias: np.ndarray,
     ) -> None:
-        dim = feature_dim(features, feature_state)
-        if weights.shape != (dim, len(pool_ids)) or bias.shape != (len(pool_ids),):
-            raise ValueError(
-                f"policy shapes do not match: weights {weights.shape}, bias {bias.shape}, "
-                f"expected ({dim}, {len(pool_ids)}) and ({len(pool_ids)},)"
-            )
+        super().__init__(features, feature_state, weights, bias, len(pool_ids))
         self.pool_ids: list[str] = list(pool_ids)
-        self.features = features
-        self.feature_state = feature_state
-        self.weights = weights
-        self.bias = bias
-
-    def featurize(self, tasks: Sequence[TaskRecord]) -> sp.csr_matrix:
-        return featurize(self.features, self.feature_state, tasks)
 
     def probabilities_from_features(self, x: sp.csr_matrix) -> np.ndarray:
-        return softmax(np.asarray(x @ self.weights) + self.bias)
+        return softmax(self.task_vectors(x))
 
     def logits(self, tasks: Sequence[TaskRecord]) -> np.ndarray:
         """Unnormalised log-probabilities, shape (len(tasks), len(pool_ids))."""
-        out: np.ndarray = np.asarray(self.featurize(tasks) @ self.weights) + self.bias
-        return out
+        return self.task_vectors(self.featurize(tasks))
 
     def probabilities(self, tasks: Sequence[TaskRecord]) -> np.ndarray:
         """Routing distribution, shape (len(tasks), len(pool_ids)); rows sum to 1."""
@@ -61,11 +87,8 @@ class RouterPolicy:
 
     def route(self, tasks: Sequence[TaskRecord]) -> list[str]:
         """Greedy routes: the most probable model id per task (ties go to the earlier pool model)."""
-        return self._greedy(self.probabilities(tasks))
+        return greedy(self.pool_ids, self.probabilities(tasks))
 
     def route_from_features(self, x: sp.csr_matrix) -> list[str]:
         """`route` of tasks featurised already (`featurize`)."""
-        return self._greedy(self.probabilities_from_features(x))
-
-    def _greedy(self, probs: np.ndarray) -> list[str]:
-        return [self.pool_ids[int(i)] for i in probs.argmax(axis=1)]
+        return greedy(self.pool_ids, self.probabilities_from_features(x))

@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from router_oracle.table import TaskRecord
+
 UNPARSEABLE = "<unparseable>"
 """The label of a decision that named no valid pool model (the env's parser returned None)."""
 
@@ -43,6 +45,11 @@ class Decisions(BaseModel):
     served_splits: list[str] = []
     """The env splits the source's tasks were served from, as its traces record them (`RouteData.split`);
     empty when unknown. A `train` entry means it was run on training tasks."""
+
+
+def from_routes(name: str, kind: SourceKind, tasks: Sequence[TaskRecord], routes: Sequence[str]) -> Decisions:
+    """Decisions of a greedy router: `routes[i]` for `tasks[i]`, one pick per task."""
+    return from_labels(name, kind, {t.instance_id: [r] for t, r in zip(tasks, routes, strict=True)})
 
 
 def from_labels(
