@@ -15,7 +15,7 @@ Figures (in this order; `--only NAME,NAME` picks some):
 The commands run from the checkout's sources (PYTHONPATH = the three packages' src folders) with the
 interpreter running this script, so run it with the project's venv, from the repository root:
 
-    python3.11 packages/train/benchmarks/bench_suite.py [--only help,import] [--cold]   (in a venv with the locked requirements)
+    python3.11 packages/train/benchmarks/bench_suite.py [--only help,import] [--cold]
 
 Wall time depends on what else the machine runs; CPU time much less so. Report both, with the load.
 """
