@@ -23,22 +23,16 @@ import pytest
 from installed_prime import no_installed_prime  # noqa: F401  (autouse: only the prime put on PATH runs)
 from prime_api_double import API_KEY, OWNER, RUN_ID, PrimeApiDouble, prime_api_double
 
-import router_frontier_rl
-import router_frontier_rl.offline  # the probe scores with it: Pants must stage it too
-import router_oracle
 from router_train.hosted.config_files import load_config, shipped_path
 from router_train.hosted.errors import ApiUnreachable, NotLoggedIn, PushRejected, TrainRejected
+from router_train.hosted.launch import sources_from_imports
 from router_train.hosted.presets import ENV_ID
 from router_train.hosted.runs import load_record
-from router_train.hosted.staging import ENV_DIST, ORACLE_DIST, dir_source
 from router_train.launch_cli import launch_status
 
 uv = pytest.importorskip("uv")
 
-SOURCES = (
-    dir_source(Path(router_frontier_rl.__file__).resolve().parent.parent, ENV_DIST),
-    dir_source(Path(router_oracle.__file__).resolve().parent.parent, ORACLE_DIST),
-)
+SOURCES, _ = sources_from_imports(version="0.0.0")  # the importable sources, as `launch --from-source`
 FIRST_PARTY = ("router_frontier_rl", "router_oracle", "router_train")
 STARTED = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
 HUB_ID = f"{OWNER}/{ENV_ID}"

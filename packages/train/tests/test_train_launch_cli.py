@@ -11,15 +11,13 @@ from pathlib import Path
 import pytest
 from installed_prime import no_installed_prime  # noqa: F401  (autouse: tests see only their fake prime)
 
-import router_frontier_rl
-import router_oracle
 from router_train.cli import main
 from router_train.hosted import prime_ready
 from router_train.hosted.config_files import load_config, render_preset, shipped_path
 from router_train.hosted.errors import BadLaunchInput, NoRunId, NotLoggedIn, ToolNotFound
+from router_train.hosted.launch import sources_from_imports
 from router_train.hosted.prime_tool import parse_pushed_slug, parse_run_id
 from router_train.hosted.runs import load_record
-from router_train.hosted.staging import ENV_DIST, ORACLE_DIST, dir_source
 from router_train.launch_cli import launch_status
 
 EXIT_BAD_INPUT = BadLaunchInput.exit_code
@@ -27,10 +25,7 @@ EXIT_NO_PRIME = ToolNotFound.exit_code
 EXIT_NO_RUN_ID = NoRunId.exit_code
 EXIT_NOT_LOGGED_IN = NotLoggedIn.exit_code
 RUN_ID = "cmi8x2k4p0007l3ab9c2d1efg"
-SOURCES = (
-    dir_source(Path(router_frontier_rl.__file__).resolve().parent.parent, ENV_DIST),
-    dir_source(Path(router_oracle.__file__).resolve().parent.parent, ORACLE_DIST),
-)
+SOURCES, _ = sources_from_imports(version="0.0.0")  # the importable sources, as `launch --from-source`
 STARTED = datetime(2026, 11, 29, 19, 30, 0, tzinfo=UTC)
 STEM = "20261129T193000Z-smoke"
 

@@ -15,23 +15,18 @@ from pathlib import Path
 
 import pytest
 
-import router_frontier_rl
-import router_oracle
 from router_train.cli import main
 from router_train.hosted import self_hosted
 from router_train.hosted.config_files import load_config, render_multi_node, shipped_path
 from router_train.hosted.errors import BadLaunchInput, ToolNotFound, TrainRejected
+from router_train.hosted.launch import sources_from_imports
 from router_train.hosted.presets import ENV_ID
 from router_train.hosted.runs import load_record
-from router_train.hosted.staging import ENV_DIST, ORACLE_DIST, dir_source
 from router_train.launch_cli import exit_status
 
 uv = pytest.importorskip("uv")
 
-SOURCES = (
-    dir_source(Path(router_frontier_rl.__file__).resolve().parent.parent, ENV_DIST),
-    dir_source(Path(router_oracle.__file__).resolve().parent.parent, ORACLE_DIST),
-)
+SOURCES, _ = sources_from_imports(version="0.0.0")  # the importable sources, as `launch --from-source`
 FIRST_PARTY = ("router_frontier_rl", "router_oracle", "router_train")
 STARTED = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
 STEM = "20261201T120000Z-smoke"

@@ -22,7 +22,7 @@ from router_train.scoring.baselines import KnnFit, LogregFit, TextFits, fitted_b
 from router_train.scoring.decisions import Decisions
 
 
-def _in_pool(values: np.ndarray, classes: Sequence[str], pool: Sequence[str], fill: float) -> np.ndarray:
+def in_pool(values: np.ndarray, classes: Sequence[str], pool: Sequence[str], fill: float) -> np.ndarray:
     """`values` (rows, classes) as (rows, pool models); a pool model that is no class gets `fill`."""
     out = np.full((values.shape[0], len(pool)), fill)
     out[:, [list(pool).index(c) for c in classes]] = values
@@ -32,13 +32,13 @@ def _in_pool(values: np.ndarray, classes: Sequence[str], pool: Sequence[str], fi
 def log_proba(fit: LogregFit, x: object, pool: Sequence[str]) -> np.ndarray:
     """A logistic regression's log-probabilities as (rows, pool models): its dial scores."""
     d = fit.scores(x)  # decision values; two classes as [0, s], so the log-softmax is exact there too
-    return _in_pool(d - logsumexp(d, axis=1, keepdims=True), fit.classes, pool, -np.inf)
+    return in_pool(d - logsumexp(d, axis=1, keepdims=True), fit.classes, pool, -np.inf)
 
 
 def smoothed_votes(fit: KnnFit, x: object, pool: Sequence[str], *, leave_out: bool = False) -> np.ndarray:
     """kNN's log smoothed vote shares as (rows, pool models): its dial scores (`leave_out`: `x` are the
     train rows, none votes for itself)."""
-    votes = _in_pool(fit.scores(x, leave_out=leave_out), fit.classes, pool, 0.0)
+    votes = in_pool(fit.scores(x, leave_out=leave_out), fit.classes, pool, 0.0)
     out: np.ndarray = np.log((votes + 1.0) / (fit.voters(leave_out) + len(pool)))
     return out
 

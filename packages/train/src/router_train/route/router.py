@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from router_train.anypool.checkpoint import AnyPoolRouter as AnyPoolModelRouter
 from router_train.anypool.policy import PoolView
+from router_train.evaluate.baseline_scores import in_pool
 from router_train.local.policy import RouterPolicy
 from router_train.route.baseline_checkpoint import BaselineCheckpoint, dial_scores
 from router_train.route.decision import Decision
@@ -160,7 +161,6 @@ class BaselineRouter(Router):
         self.ckpt = ckpt
         self.name = name
         self.pool = sorted(ckpt.pool_ids)
-        self._columns = [self.pool.index(c) for c in ckpt.fit.classes]
 
     def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
         fit = self.ckpt.fit
@@ -168,9 +168,7 @@ class BaselineRouter(Router):
             raw = fit.scores(len(tasks))
         else:
             raw = fit.scores(tfidf_matrix([t.record() for t in tasks], self.ckpt.vocabulary, self.ckpt.idf))
-        out = np.full((len(tasks), len(self.pool)), -np.inf)
-        out[:, self._columns] = raw
-        return out
+        return in_pool(raw, fit.classes, self.pool, -np.inf)
 
     def dial_scores(self, tasks: Sequence[RouteTask]) -> np.ndarray | None:
         x = tfidf_matrix([t.record() for t in tasks], self.ckpt.vocabulary, self.ckpt.idf)
