@@ -107,6 +107,7 @@ def test_bad_input_exits_2(tmp_path: Path, capsys) -> None:
     assert not out.exists()
 
 
+@pytest.mark.e2e
 def test_help_runs_as_a_module() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "router_frontier_rl.prepare_repos", "--help"], capture_output=True, text=True

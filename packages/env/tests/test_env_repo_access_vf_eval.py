@@ -80,6 +80,7 @@ def tool_outputs(trace: dict[str, Any]) -> str:
     return "\n".join(str(n["message"]["content"]) for n in trace["nodes"] if n["message"]["role"] == "tool")
 
 
+@pytest.mark.e2e
 def test_vf_eval_repo_access_end_to_end(tmp_path: Path, uv_cache: Path) -> None:
     records = [t.data.record for t in RouterTaskset(RouterConfig(split="eval", max_tasks=3))]
     explore, wrong, runaway = records

@@ -54,6 +54,7 @@ def attacks(table: Path, port: int, outside: Path) -> list[str]:
     ]
 
 
+@pytest.mark.e2e
 def test_the_agent_cannot_see_out_of_its_sandbox(tmp_path: Path, uv_cache: Path) -> None:
     (record,) = [t.data.record for t in RouterTaskset(RouterConfig(split="eval", max_tasks=1))]
     repos = tmp_path / "repos"

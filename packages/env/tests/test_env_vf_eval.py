@@ -42,6 +42,7 @@ def stub() -> Iterator[tuple[StubServer, dict[str, str]]]:
         yield server, expected
 
 
+@pytest.mark.e2e
 def test_vf_eval_end_to_end(stub, tmp_path: Path, uv_cache: Path) -> None:
     server, expected = stub
     out = tmp_path / "out"

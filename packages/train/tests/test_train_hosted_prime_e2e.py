@@ -30,6 +30,8 @@ from router_train.hosted.presets import ENV_ID
 from router_train.hosted.runs import load_record
 from router_train.launch_cli import launch_status
 
+pytestmark = pytest.mark.e2e  # the real prime CLI in subprocesses
+
 uv = pytest.importorskip("uv")
 
 SOURCES, _ = sources_from_imports(version="0.0.0")  # the importable sources, as `launch --from-source`

@@ -212,6 +212,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.e2e
 def test_staged_wheel_installs_alone_and_loads_the_env(tmp_path: Path) -> None:
     staged = stage_env(
         dir_source(ENV_ROOT, ENV_DIST),

@@ -14,6 +14,8 @@ from prime_rl_schema import SKIP_REASON, prime_rl_python, validate
 from router_train.hosted.config_files import dumps_config, load_config, render_multi_node, shipped_path
 from router_train.hosted.presets import ENV_ID, PRESET_NAMES
 
+pytestmark = pytest.mark.e2e  # prime-rl's RLConfig in a CPython 3.12 subprocess
+
 SHIPPED = [shipped_path(name) for name in PRESET_NAMES]
 MULTI_NODE = [("full", 2), ("full", 5), ("agentic-full", 3), ("anypool", 4)]
 CASES = (

@@ -114,6 +114,7 @@ def _run(tmp_path: Path, checkout: Path, preset: str = "smoke", **kw: object) ->
     return exit_status("launch", lambda: self_hosted.launch_self_hosted(preset, checkout, **(args | kw)))  # type: ignore[arg-type]
 
 
+@pytest.mark.e2e
 def test_self_hosted_runs_rl_with_the_env_installed(
     checkout: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -150,6 +151,7 @@ def test_dry_run_prints_the_plan_and_runs_nothing(
     assert not (tmp_path / "runs").exists() and not (tmp_path / "rl-call.json").exists()
 
 
+@pytest.mark.e2e
 def test_rl_failing_exits_8_with_a_record(
     checkout: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -416,6 +416,7 @@ def test_cli_refuses_an_unserved_pool_model_with_one_line(
     assert "not valid TOML" in capsys.readouterr().err
 
 
+@pytest.mark.e2e
 def test_the_command_serves_and_stops_on_ctrl_c(
     tmp_path: Path, checkpoint: Path, stubs: Any, issues_by_model: dict[str, list[str]]
 ) -> None:

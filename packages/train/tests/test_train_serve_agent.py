@@ -58,6 +58,7 @@ print(json.dumps({"result": result, "n_calls": agent.n_calls, "first_user": firs
 """
 
 
+@pytest.mark.e2e
 def test_mini_swe_agent_runs_one_task_on_the_routed_model(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

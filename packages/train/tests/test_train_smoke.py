@@ -23,6 +23,7 @@ def _path_with(tmp_path: Path, prime_script: str | None) -> str:
     return str(bin_dir)
 
 
+@pytest.mark.e2e
 def test_smoke_without_prime_trains_locally(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("PATH", _path_with(tmp_path, None))
     out = tmp_path / "run"
