@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
 
 from router_oracle.numeric_option import Count, Seed, Share, field_option, option_type
 
@@ -42,16 +44,9 @@ def add_table_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def given(args: argparse.Namespace, *names: str) -> dict[str, Any]:
-    """The named options that were given (not None), as keyword arguments."""
-    return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
-
-
-def default_of(model: type[BaseModel], name: str) -> str:
-    """A config field's default as a flag's help shows it (`600`, `0.05`, `2,3,4,5`): the number is
-    stated once, in the config, never restated by hand."""
-    value = model.model_fields[name].get_default(call_default_factory=True)
-    values = value if isinstance(value, list | tuple) else [value]
-    return ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
+    """The named options that were given (set and not None), as keyword arguments: `given(args,
+    *Config.model_fields)` are the fields a command's flags set."""
+    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
 
 
 def int_list(text: str) -> list[int]:
@@ -81,35 +76,57 @@ def jobs_of(args: argparse.Namespace) -> int:
     return int(args.jobs) if args.jobs is not None else min(os.cpu_count() or 1, 4)
 
 
-def config_flags(
-    p: argparse.ArgumentParser, model: type[BaseModel], flags: list[tuple[str, type, str]]
-) -> None:
-    """Flags mirroring fields of `model` (`--tasks-per-step` -> `tasks_per_step`): unset they stay None,
-    so the config's own default applies; each help is `TEXT (default D)`, D read from the field. A
-    number is checked against the field's own bounds as it is parsed, so the error names the flag."""
-    for flag, kind, text in flags:
-        field = flag.removeprefix("--").replace("-", "_")
-        parse = field_option(model, field) if kind in (int, float) else kind
-        p.add_argument(flag, type=parse, default=None, help=f"{text} (default {default_of(model, field)})")
+def field_help(model: type[BaseModel], name: str, default: Any = PydanticUndefined) -> str:
+    """The help of the flag mirroring `model.name`: the field's docstring (one text serves the config
+    and the CLI, as in prime-rl's configs) and its default (the field's, or `default`), never restated."""
+    field = model.model_fields[name]
+    if not field.description:
+        raise TypeError(f"{model.__name__}.{name}: a flag mirrors it, so it needs a docstring")
+    value = field.get_default(call_default_factory=True) if default is PydanticUndefined else default
+    shown = value not in (None, [], PydanticUndefined)
+    return (field.description + (f" (default: {_shown(value)})" if shown else "")).replace("%", "%%")
 
 
-def add_grpo_arguments(p: argparse.ArgumentParser, model: type[BaseModel], seed_help: str) -> None:
-    """The GRPO knobs of both CPU trainers (`local`, `local-anypool`), from their config's fields."""
-    config_flags(
-        p,
-        model,
-        [
-            ("--steps", int, "GRPO steps, 1-1e6"),
-            ("--tasks-per-step", int, "train tasks per step, 1-1e6"),
-            ("--samples-per-task", int, "routes sampled per task, 2-1024"),
-            ("--lr", float, "Adam learning rate, in (0, 1]"),
-            ("--weight-decay", float, "AdamW weight decay, 0-1000"),
-            ("--seed", int, f"{seed_help}, 0-2**32-1"),
-        ],
-    )
-    p.add_argument(
-        "--advantage",
-        choices=("mean", "std"),
-        default=None,
-        help="group advantage: reward - group mean (prime-rl's grpo; default) or also / group std",
-    )
+def _shown(value: Any) -> str:
+    """A default as help shows it (`600`, `0.05`, `2,3,4,5`)."""
+    values = value if isinstance(value, list | tuple) else [value]
+    return ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
+
+
+def _bare(annotation: Any) -> Any:
+    """`int` of `int`, `int | None` and `Annotated[int, ...] | None`."""
+    if get_origin(annotation) in (Union, UnionType):
+        annotation = next(a for a in get_args(annotation) if a is not type(None))
+    return get_args(annotation)[0] if get_origin(annotation) is Annotated else annotation
+
+
+def field_flag(p: Any, model: type[BaseModel], name: str, *flags: str, **kwargs: Any) -> argparse.Action:
+    """Add the flag mirroring the field `model.name` (`--tasks-per-step` for `tasks_per_step`, or
+    `flags`) to `p` (a parser or group): dest the field's name, unset None (so the config's own default
+    applies), help `field_help`. A number is checked against the field's own type and bounds as it is
+    parsed (`field_option`: the error names the flag), a path by `path_arg`, a literal by its choices;
+    `kwargs` add to these or replace them (`action`, `type`, `metavar`, a `default` of the flag's own)."""
+    kind = _bare(model.model_fields[name].annotation)
+    settings: dict[str, Any] = {"dest": name, "default": None}
+    if kind in (int, float):
+        settings["type"] = field_option(model, name)
+    elif kind is Path:
+        settings["type"] = path_arg
+    elif get_origin(kind) is Literal:
+        settings["choices"] = get_args(kind)
+    if flags and "action" not in kwargs:  # `--table TABLE`, not `--table TABLE_PATH`
+        settings["metavar"] = flags[0].lstrip("-").replace("-", "_").upper()
+    settings |= kwargs
+    settings.setdefault("help", field_help(model, name, kwargs.get("default", PydanticUndefined)))
+    action: argparse.Action = p.add_argument(*(flags or (f"--{name.replace('_', '-')}",)), **settings)
+    return action
+
+
+GRPO_FIELDS = ("steps", "tasks_per_step", "samples_per_task", "lr", "weight_decay", "seed", "advantage")
+"""The GRPO knobs both CPU trainers (`local`, `local-anypool`) take as flags, in help order."""
+
+
+def add_grpo_arguments(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
+    """The GRPO knobs of both CPU trainers, from their config's fields."""
+    for name in GRPO_FIELDS:
+        field_flag(p, model, name)
