@@ -102,12 +102,14 @@ def _bare(annotation: Any) -> Any:
 
 def field_flag(p: Any, model: type[BaseModel], name: str, *flags: str, **kwargs: Any) -> argparse.Action:
     """Add the flag mirroring the field `model.name` (`--tasks-per-step` for `tasks_per_step`, or
-    `flags`) to `p` (a parser or group): dest the field's name, unset None (so the config's own default
-    applies), help `field_help`. A number is checked against the field's own type and bounds as it is
-    parsed (`field_option`: the error names the flag), a path by `path_arg`, a literal by its choices;
-    `kwargs` add to these or replace them (`action`, `type`, `metavar`, a `default` of the flag's own)."""
+    `flags`: options or one positional) to `p` (a parser or group): dest the field's name, unset None (so
+    the config's own default applies), help `field_help`. A number is checked against the field's own
+    type and bounds as it is parsed (`field_option`: the error names the flag), a path by `path_arg`, a
+    literal by its choices; `kwargs` add to these or replace them (`action`, `type`, a flag's own
+    `default`)."""
     kind = _bare(model.model_fields[name].annotation)
-    settings: dict[str, Any] = {"dest": name, "default": None}
+    positional = bool(flags) and not flags[0].startswith("-")
+    settings: dict[str, Any] = {} if positional else {"dest": name, "default": None}
     if kind in (int, float):
         settings["type"] = field_option(model, name)
     elif kind is Path:

@@ -41,13 +41,9 @@ def register(sub: Any) -> None:
             f"as OUTPUT_DIR/{CHECKPOINT_FILE} for `router-train route`."
         ),
     )
-    p.add_argument(
-        "name", choices=BASELINE_NAMES, metavar="NAME", help=f"one of: {', '.join(BASELINE_NAMES)}"
-    )
+    field_flag(p, BaselineCheckpoint, "name", "name", choices=BASELINE_NAMES)
     p.add_argument("--output-dir", type=path_arg, required=True, help="directory to write checkpoint.json to")
-    p.add_argument(
-        "--table", type=path_arg, default=None, help="oracle table (default: the env's bundled table)"
-    )
+    field_flag(p, BaselineCheckpoint, "table", type=path_arg)
     for name, default in (("split", "all"), ("eval_fraction", 0.2), ("split_seed", 0), ("seed", 0)):
         field_flag(p, BaselineCheckpoint, name, default=default)
     p.set_defaults(func=run)

@@ -57,7 +57,8 @@ class BaselineCheckpoint(FrozenModel):
     pool_ids: list[str]
     """The table's pool model ids, in pool order."""
     table: str
-    """The oracle table fitted on: its path as given, or `router_frontier_rl/data/oracle_table.json`."""
+    """The oracle table fitted on: its path as given, or `router_frontier_rl/data/oracle_table.json` (the
+    env's bundled table, when none is given)."""
     table_sha256: str
     """Hex sha256 of that table file's bytes."""
     split: Literal["all", "train"]
