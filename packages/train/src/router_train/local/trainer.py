@@ -332,10 +332,7 @@ def _grpo(
             (policy.weights, policy.bias),
             opt,
             rng,
-            samples=cfg.samples_per_task,
-            advantage=cfg.advantage,
-            adv_eps=cfg.adv_eps,
-            max_grad_norm=cfg.max_grad_norm,
+            cfg,
         )
         if step > tail_start:
             tail_w += policy.weights
