@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -59,8 +60,15 @@ def int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers ({exc})") from None
 
 
-def add_report_arguments(p: argparse.ArgumentParser, jobs_help: str) -> None:
-    """`--jobs`, `--no-plot` and `-o/--output OUTDIR`: how an evaluation runs and where its report goes."""
+def add_fold_seeds(p: argparse.ArgumentParser, text: str) -> None:
+    """An evaluation's `--fold-seeds S1,S2,...` (unset None: the command's default seeds)."""
+    p.add_argument("--fold-seeds", type=int_list, default=None, metavar="S1,S2,...", help=text)
+
+
+def add_report_arguments(p: argparse.ArgumentParser, jobs_help: str, seed_help: str) -> None:
+    """`--seed`, `--jobs`, `--no-plot` and `-o/--output OUTDIR`: how an evaluation runs and where its
+    report goes."""
+    p.add_argument("--seed", type=option_type(Seed), default=0, help=seed_help)
     p.add_argument(
         "--jobs",
         type=option_type(Count),
@@ -69,6 +77,13 @@ def add_report_arguments(p: argparse.ArgumentParser, jobs_help: str) -> None:
     )
     p.add_argument("--no-plot", action="store_true", help="skip the PNG")
     p.add_argument("-o", "--output", type=path_arg, required=True, metavar="OUTDIR", help="report directory")
+
+
+def print_report(files: list[Path], terminal: str) -> int:
+    """An evaluation's end: its tables on stdout, then the report files written; exit 0."""
+    sys.stdout.write(terminal)
+    print("wrote " + ", ".join(str(f) for f in files))
+    return 0
 
 
 def jobs_of(args: argparse.Namespace) -> int:
