@@ -27,11 +27,14 @@ def field_help(model: type[BaseModel], name: str, default: Any = PydanticUndefin
     """The help of the flag mirroring `model.name`: the field's docstring (one text serves the config
     and the CLI, as in prime-rl's configs) and its default (the field's, or `default`), never restated."""
     field = model.model_fields[name]
-    if not field.description:
-        raise TypeError(f"{model.__name__}.{name}: a flag mirrors it, so it needs a docstring")
     value = field.get_default(call_default_factory=True) if default is PydanticUndefined else default
-    shown = value not in (None, [], PydanticUndefined)
-    return (field.description + (f" (default: {_shown(value)})" if shown else "")).replace("%", "%%")
+    # No description only where the sources are not installed (pydantic reads docstrings from them);
+    # test_train_flag_help holds every mirrored field to having one.
+    parts = [
+        field.description or "",
+        f"(default: {_shown(value)})" if value not in (None, [], PydanticUndefined) else "",
+    ]
+    return " ".join(p for p in parts if p).replace("%", "%%")
 
 
 def _shown(value: Any) -> str:
