@@ -84,4 +84,4 @@ def test_help_states_the_bounds(capsys: pytest.CaptureFixture[str]) -> None:
         cli.main(["local", "--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert "Adam learning rate, in (0, 1]" in out
-    assert "GRPO steps, 1-1e6" in out
+    assert "GRPO steps (policy updates), 1 to 1,000,000" in out

@@ -24,12 +24,13 @@ from router_oracle.build import BUNDLED, build_table
 from router_oracle.candidates import BUNDLED_CANDIDATES, candidates_path, load_candidates
 from router_oracle.candidates_build import build_candidates
 from router_oracle.cli_runner import run_cli
+from router_oracle.config_flag import field_flag
 from router_oracle.data_files import leaderboard_path, tasks_path
 from router_oracle.derive import DEFAULT_POOL_NAME, CandidateIndex
 from router_oracle.noise import METHOD
 from router_oracle.pool_file import resolve_pool_spec
 from router_oracle.stats import compute_stats, format_models, format_stats, stats_json
-from router_oracle.table import write_table
+from router_oracle.table import OracleRule, write_table
 from router_oracle.table_check import load_table
 
 
@@ -96,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     b.add_argument("--long-table", action="append", default=[], metavar="F", help="CSV/JSONL long table")
     b.add_argument("--tasks", default=None, metavar="F", help="task JSONL[.gz] (default: bundled)")
-    b.add_argument("--tie-cost", choices=["measured", "price"], default="measured")
+    field_flag(b, OracleRule, "tie_cost", default=OracleRule.model_fields["tie_cost"].default)
     b.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars on stderr")
     b.add_argument(
         "--from-candidates",

@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from router_oracle.numeric_option import Count, Seed, Share, field_option, option_type
-
-
-def path_arg(text: str) -> Path:
-    """An argparse `type` for paths: an empty string is an error, not the working directory."""
-    if not text:
-        raise argparse.ArgumentTypeError("empty path")
-    return Path(text)
+from router_oracle.config_flag import field_flag as field_flag
+from router_oracle.config_flag import path_arg as path_arg
+from router_oracle.numeric_option import Count, Seed, Share, option_type
 
 
 def add_table_arguments(p: argparse.ArgumentParser) -> None:
@@ -42,16 +38,9 @@ def add_table_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def given(args: argparse.Namespace, *names: str) -> dict[str, Any]:
-    """The named options that were given (not None), as keyword arguments."""
-    return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
-
-
-def default_of(model: type[BaseModel], name: str) -> str:
-    """A config field's default as a flag's help shows it (`600`, `0.05`, `2,3,4,5`): the number is
-    stated once, in the config, never restated by hand."""
-    value = model.model_fields[name].get_default(call_default_factory=True)
-    values = value if isinstance(value, list | tuple) else [value]
-    return ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
+    """The named options that were given (set and not None), as keyword arguments: `given(args,
+    *Config.model_fields)` are the fields a command's flags set."""
+    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
 
 
 def int_list(text: str) -> list[int]:
@@ -64,8 +53,15 @@ def int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers ({exc})") from None
 
 
-def add_report_arguments(p: argparse.ArgumentParser, jobs_help: str) -> None:
-    """`--jobs`, `--no-plot` and `-o/--output OUTDIR`: how an evaluation runs and where its report goes."""
+def add_fold_seeds(p: argparse.ArgumentParser, text: str) -> None:
+    """An evaluation's `--fold-seeds S1,S2,...` (unset None: the command's default seeds)."""
+    p.add_argument("--fold-seeds", type=int_list, default=None, metavar="S1,S2,...", help=text)
+
+
+def add_report_arguments(p: argparse.ArgumentParser, jobs_help: str, seed_help: str) -> None:
+    """`--seed`, `--jobs`, `--no-plot` and `-o/--output OUTDIR`: how an evaluation runs and where its
+    report goes."""
+    p.add_argument("--seed", type=option_type(Seed), default=0, help=seed_help)
     p.add_argument(
         "--jobs",
         type=option_type(Count),
@@ -76,40 +72,23 @@ def add_report_arguments(p: argparse.ArgumentParser, jobs_help: str) -> None:
     p.add_argument("-o", "--output", type=path_arg, required=True, metavar="OUTDIR", help="report directory")
 
 
+def print_report(files: list[Path], terminal: str) -> int:
+    """An evaluation's end: its tables on stdout, then the report files written; exit 0."""
+    sys.stdout.write(terminal)
+    print("wrote " + ", ".join(str(f) for f in files))
+    return 0
+
+
 def jobs_of(args: argparse.Namespace) -> int:
     """`--jobs`, or the CPU count, at most 4."""
     return int(args.jobs) if args.jobs is not None else min(os.cpu_count() or 1, 4)
 
 
-def config_flags(
-    p: argparse.ArgumentParser, model: type[BaseModel], flags: list[tuple[str, type, str]]
-) -> None:
-    """Flags mirroring fields of `model` (`--tasks-per-step` -> `tasks_per_step`): unset they stay None,
-    so the config's own default applies; each help is `TEXT (default D)`, D read from the field. A
-    number is checked against the field's own bounds as it is parsed, so the error names the flag."""
-    for flag, kind, text in flags:
-        field = flag.removeprefix("--").replace("-", "_")
-        parse = field_option(model, field) if kind in (int, float) else kind
-        p.add_argument(flag, type=parse, default=None, help=f"{text} (default {default_of(model, field)})")
+GRPO_FIELDS = ("steps", "tasks_per_step", "samples_per_task", "lr", "weight_decay", "seed", "advantage")
+"""The GRPO knobs both CPU trainers (`local`, `local-anypool`) take as flags, in help order."""
 
 
-def add_grpo_arguments(p: argparse.ArgumentParser, model: type[BaseModel], seed_help: str) -> None:
-    """The GRPO knobs of both CPU trainers (`local`, `local-anypool`), from their config's fields."""
-    config_flags(
-        p,
-        model,
-        [
-            ("--steps", int, "GRPO steps, 1-1e6"),
-            ("--tasks-per-step", int, "train tasks per step, 1-1e6"),
-            ("--samples-per-task", int, "routes sampled per task, 2-1024"),
-            ("--lr", float, "Adam learning rate, in (0, 1]"),
-            ("--weight-decay", float, "AdamW weight decay, 0-1000"),
-            ("--seed", int, f"{seed_help}, 0-2**32-1"),
-        ],
-    )
-    p.add_argument(
-        "--advantage",
-        choices=("mean", "std"),
-        default=None,
-        help="group advantage: reward - group mean (prime-rl's grpo; default) or also / group std",
-    )
+def add_grpo_arguments(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
+    """The GRPO knobs of both CPU trainers, from their config's fields."""
+    for name in GRPO_FIELDS:
+        field_flag(p, model, name)

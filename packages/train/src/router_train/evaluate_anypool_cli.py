@@ -7,7 +7,6 @@ group, impossible pool sizes, bad fold arguments), with one line on stderr and n
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ from router_oracle.atomic_file import refuse_inputs_as_outputs
 from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.derive import CandidateIndex
 from router_oracle.numeric_option import Count, Seed, option_type
-from router_train.cli_args import add_report_arguments, int_list, jobs_of
+from router_train.cli_args import add_fold_seeds, add_report_arguments, jobs_of, print_report
 from router_train.commands import summary
 from router_train.evaluate import read_table
 from router_train.evaluate_anypool import (
@@ -81,13 +80,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--folds", type=option_type(Count), default=DEFAULT_FOLDS, metavar="K", help="task folds (default 5)"
     )
-    p.add_argument(
-        "--fold-seeds",
-        type=int_list,
-        default=None,
-        metavar="S1,S2,...",
-        help="one complete K-fold pass per seed (default 0; each seed costs a full protocol run)",
-    )
+    add_fold_seeds(p, "one complete K-fold pass per seed (default 0; each seed costs a full protocol run)")
     p.add_argument(
         "--held-out-by",
         choices=("provider", "base_model", "model"),
@@ -109,27 +102,14 @@ def register(sub: Any) -> None:
         metavar="ID,ID",
         help="an explicit held-out group of candidate models (repeatable; instead of --held-out-by)",
     )
-    p.add_argument(
-        "--pools",
-        type=option_type(Count),
-        default=3,
-        metavar="N",
-        help="drawn evaluation pools per group (default 3)",
-    )
-    p.add_argument(
-        "--pool-size",
-        type=option_type(Count),
-        default=3,
-        metavar="N",
-        help="models per drawn pool (default 3)",
-    )
-    p.add_argument(
-        "--pool-seed",
-        type=option_type(Seed),
-        default=0,
-        metavar="S",
-        help="seed of the pool draws (default 0)",
-    )
+    for flag, kind, default, metavar, text in (
+        ("--pools", Count, 3, "N", "drawn evaluation pools per group"),
+        ("--pool-size", Count, 3, "N", "models per drawn pool"),
+        ("--pool-seed", Seed, 0, "S", "seed of the pool draws"),
+    ):
+        p.add_argument(
+            flag, type=option_type(kind), default=default, metavar=metavar, help=f"{text} (default {default})"
+        )
     p.add_argument(
         "--pool",
         type=_named_pool,
@@ -144,10 +124,7 @@ def register(sub: Any) -> None:
         action="store_true",
         help="few-step trainers (20 GRPO steps each): a smoke run of the plumbing, not a result",
     )
-    p.add_argument(
-        "--seed", type=option_type(Seed), default=0, help="seed of the classifier and the bootstrap"
-    )
-    add_report_arguments(p, "processes running fits in parallel")
+    add_report_arguments(p, "processes running fits in parallel", "seed of the classifier and the bootstrap")
     p.set_defaults(func=run, error_prefix="error: ")  # EvaluateError, CandidatesError, AnyPoolError: 2
 
 
@@ -156,8 +133,6 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--held-out gives the groups itself: not with --held-out-by or --groups")
     if args.groups and not args.held_out_by:
         args.held_out_by = "provider"
-    if args.pools < 0:
-        raise ValueError(f"--pools must be >= 0, got {args.pools}")
     refuse_inputs_as_outputs(
         [args.output / n for n in (REPORT_JSON, REPORT_MD, PLOT_PNG)],
         [("--table", args.table), ("--candidates", args.candidates)],
@@ -197,7 +172,4 @@ def run(args: argparse.Namespace) -> int:
         jobs=jobs_of(args),
         progress=True,
     )
-    files = write_report(report, args.output, plot=not args.no_plot)
-    sys.stdout.write(render_terminal(report))
-    print("wrote " + ", ".join(str(f) for f in files))
-    return 0
+    return print_report(write_report(report, args.output, plot=not args.no_plot), render_terminal(report))

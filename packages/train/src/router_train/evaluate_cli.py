@@ -9,19 +9,19 @@ at all (`router_oracle.atomic_file.publish_directory`).
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from router_frontier_rl.bundled import bundled_table_path
 from router_oracle.atomic_file import output_directory, refuse_inputs_as_outputs
-from router_oracle.numeric_option import Count, Seed, option_type
+from router_oracle.numeric_option import Count, option_type
 from router_train.cli_args import (
+    add_fold_seeds,
     add_report_arguments,
     add_table_arguments,
     given,
-    int_list,
     jobs_of,
+    print_report,
 )
 from router_train.commands import summary
 from router_train.evaluate import Source, evaluate, read_table, render_terminal, write_report
@@ -83,13 +83,7 @@ def register(sub: Any) -> None:
         metavar="K",
         help="cross-validate over every task with K folds (K default 5); without it: the env's split",
     )
-    p.add_argument(
-        "--fold-seeds",
-        type=int_list,
-        default=None,
-        metavar="S1,S2,...",
-        help="with --folds: one complete K-fold pass per seed (default 0,1,2,3,4)",
-    )
+    add_fold_seeds(p, "with --folds: one complete K-fold pass per seed (default 0,1,2,3,4)")
     p.add_argument(
         "--split",
         choices=("eval", "train", "all"),
@@ -138,14 +132,10 @@ def register(sub: Any) -> None:
         action="store_true",
         help="score checkpoints/traces on tasks they trained on anyway; their rows are marked in-sample",
     )
-    p.add_argument(
-        "--seed",
-        type=option_type(Seed),
-        default=0,
-        help="seed of the random baseline, classifiers and bootstrap",
-    )
     p.add_argument("--no-baselines", action="store_true", help="evaluate only the given routers")
-    add_report_arguments(p, "processes fitting folds in parallel")
+    add_report_arguments(
+        p, "processes fitting folds in parallel", "seed of the random baseline, classifiers and bootstrap"
+    )
     p.set_defaults(func=run, error_prefix="error: ")  # EvaluateError, TableError, split errors: exit 2
 
 
@@ -213,10 +203,7 @@ def run(args: argparse.Namespace) -> int:
         progress=True,
         **given(args, "eval_fraction", "split_seed"),
     )
-    files = write_report(report, args.output, plot=not args.no_plot)
-    sys.stdout.write(render_terminal(report))
-    print("wrote " + ", ".join(str(f) for f in files))
-    return 0
+    return print_report(write_report(report, args.output, plot=not args.no_plot), render_terminal(report))
 
 
 def _with_default(local: list[tuple[str, Any]]) -> list[tuple[str, Any]]:

@@ -15,12 +15,16 @@ from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
 from router_oracle.atomic_file import output_directory, publish_directory
 from router_oracle.file_hash import sha256_file
-from router_oracle.numeric_option import Seed, Share, option_type
 from router_oracle.table_check import load_table
-from router_train.cli_args import path_arg
+from router_train.cli_args import field_flag, path_arg
 from router_train.commands import summary
 from router_train.local.trainer import BUNDLED_TABLE_NAME
-from router_train.route.baseline_checkpoint import BASELINE_NAMES, fit_baseline, save_baseline
+from router_train.route.baseline_checkpoint import (
+    BASELINE_NAMES,
+    BaselineCheckpoint,
+    fit_baseline,
+    save_baseline,
+)
 
 CHECKPOINT_FILE = "checkpoint.json"
 """The file `fit` writes in its output directory (the same name as `router-train local`'s)."""
@@ -37,23 +41,11 @@ def register(sub: Any) -> None:
             f"as OUTPUT_DIR/{CHECKPOINT_FILE} for `router-train route`."
         ),
     )
-    p.add_argument(
-        "name", choices=BASELINE_NAMES, metavar="NAME", help=f"one of: {', '.join(BASELINE_NAMES)}"
-    )
+    field_flag(p, BaselineCheckpoint, "name", "name", choices=BASELINE_NAMES)
     p.add_argument("--output-dir", type=path_arg, required=True, help="directory to write checkpoint.json to")
-    p.add_argument(
-        "--table", type=path_arg, default=None, help="oracle table (default: the env's bundled table)"
-    )
-    p.add_argument("--split", choices=("all", "train"), default="all", help="tasks to fit on (default: all)")
-    p.add_argument(
-        "--eval-fraction", type=option_type(Share), default=0.2, help="--split train: held-out share (0.2)"
-    )
-    p.add_argument(
-        "--split-seed", type=option_type(Seed), default=0, help="--split train: seed of the env's split (0)"
-    )
-    p.add_argument(
-        "--seed", type=option_type(Seed), default=0, help="seed of the classifier (default 0, as evaluate)"
-    )
+    field_flag(p, BaselineCheckpoint, "table", type=path_arg)
+    for name, default in (("split", "all"), ("eval_fraction", 0.2), ("split_seed", 0), ("seed", 0)):
+        field_flag(p, BaselineCheckpoint, name, default=default)
     p.set_defaults(func=run)
 
 

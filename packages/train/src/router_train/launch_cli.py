@@ -175,36 +175,21 @@ def _positive_seconds(text: str) -> float:
 
 def _launch(args: argparse.Namespace) -> int:
     def run() -> object:
-        sources = None
-        version = args.version
-        if args.from_source:
-            sources, version = sources_from_imports(args.version)
+        sources, version = sources_from_imports(args.version) if args.from_source else (None, args.version)
+        common: dict[str, Any] = {
+            "dry_run": args.dry_run,
+            "config_path": args.config,
+            "dist_dir": args.dist_dir,
+            "stage_dir": args.stage_dir,
+            "runs_dir": args.runs_dir,
+            "sources": sources,
+            "version": version,
+            "timeout": args.timeout,
+        }
         if args.prime_rl is not None:
-            return launch_self_hosted(
-                args.preset,
-                args.prime_rl,
-                dry_run=args.dry_run,
-                nodes=args.nodes,
-                config_path=args.config,
-                dist_dir=args.dist_dir,
-                stage_dir=args.stage_dir,
-                runs_dir=args.runs_dir,
-                sources=sources,
-                version=version,
-                timeout=args.timeout,
-            )
+            return launch_self_hosted(args.preset, args.prime_rl, nodes=args.nodes, **common)
         if args.nodes is not None:
             raise BadLaunchInput("--nodes needs --prime-rl DIR (Prime Hosted Training places the run itself)")
-        return launch(
-            args.preset,
-            dry_run=args.dry_run,
-            config_path=args.config,
-            dist_dir=args.dist_dir,
-            stage_dir=args.stage_dir,
-            runs_dir=args.runs_dir,
-            sources=sources,
-            version=version,
-            timeout=args.timeout,
-        )
+        return launch(args.preset, **common)
 
     return exit_status("launch", run)

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from router_train import local
-from router_train.cli_args import add_table_arguments, path_arg
+from router_train.cli_args import field_flag
 from router_train.commands import summary
+from router_train.local import LocalTrainConfig
 from router_train.local_options import add_training_arguments, config_from_args
-
-DEFAULT_OUTPUT = Path("runs/local")
 
 
 def register(sub: Any) -> None:
@@ -27,8 +25,9 @@ def register(sub: Any) -> None:
             "interrupted."
         ),
     )
-    add_table_arguments(p)
-    p.add_argument("--output-dir", type=path_arg, default=DEFAULT_OUTPUT, help=f"default: {DEFAULT_OUTPUT}")
+    field_flag(p, LocalTrainConfig, "table_path", "--table")
+    for name in ("eval_fraction", "split_seed", "output_dir"):
+        field_flag(p, LocalTrainConfig, name)
     add_training_arguments(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

@@ -20,13 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from router_oracle.atomic_file import output_file, write_text_atomic
-from router_oracle.numeric_option import Count, Retries, Seconds, Seed, Share, Temperature, option_type
-from router_train.cli_args import path_arg
+from router_train.cli_args import field_flag, given, path_arg
 from router_train.commands import summary
 from router_train.route import RouteError, RouterSpec, load_router
 from router_train.route.operating_point import budget_note, operating_line
 from router_train.route.plan import mini_swe_agent_plan, read_model_map
-from router_train.route.spec import Budget, Dial
 from router_train.route.task import RouteTask, bundled_instances, bundled_tasks, issue_task, read_task_file
 
 DEFAULT_PLAN_DIR = Path("runs/route")
@@ -44,50 +42,20 @@ def register(sub: Any) -> None:
         ),
     )
     r = p.add_argument_group("router (one of --checkpoint, --endpoint)")
-    r.add_argument("--checkpoint", type=path_arg, help="local, local-anypool or fit checkpoint.json")
-    r.add_argument("--endpoint", help="OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1)")
-    r.add_argument("--model", help="--endpoint: the served model name")
-    r.add_argument("--api-key-env", metavar="VAR", help="--endpoint: environment variable with the API key")
-    r.add_argument(
-        "--temperature",
-        type=option_type(Temperature),
-        default=0.0,
-        help="--endpoint: sampling temperature (0)",
-    )
-    r.add_argument(
-        "--max-tokens", type=option_type(Count), default=None, help="--endpoint: reply token limit"
-    )
-    r.add_argument(
-        "--timeout", type=option_type(Seconds), default=60.0, help="--endpoint: seconds per request (60)"
-    )
-    r.add_argument(
-        "--max-retries", type=option_type(Retries), default=2, help="--endpoint: retries per request (2)"
-    )
-    r.add_argument(
-        "--concurrency", type=option_type(Count), default=4, help="--endpoint: requests in flight (4)"
-    )
-    r.add_argument("--fallback", metavar="MODEL", help="pool model for tasks given no valid route")
-    r.add_argument("--pool", type=path_arg, help="pool TOML or bundled pool name (any-pool checkpoint)")
-    r.add_argument("--table", type=path_arg, help="oracle table (endpoint: prompt statistics; else a check)")
-    r.add_argument("--candidates", type=path_arg, help="candidates table for --pool (default: bundled)")
-    r.add_argument(
-        "--eval-fraction", type=option_type(Share), default=0.2, help="--endpoint: env split held-out share"
-    )
-    r.add_argument("--split-seed", type=option_type(Seed), default=0, help="--endpoint: env split seed")
+    for name in ("checkpoint", "endpoint", "model"):
+        field_flag(r, RouterSpec, name)
+    field_flag(r, RouterSpec, "api_key_env", metavar="VAR")
+    for name in ("temperature", "max_tokens"):
+        field_flag(r, RouterSpec, name)
+    field_flag(r, RouterSpec, "timeout_s", "--timeout")
+    for name in ("max_retries", "concurrency"):
+        field_flag(r, RouterSpec, name)
+    field_flag(r, RouterSpec, "fallback", metavar="MODEL")
+    for name in ("pool", "table", "candidates", "eval_fraction", "split_seed"):
+        field_flag(r, RouterSpec, name)
     d = p.add_argument_group("cost dial (at most one of --budget, --dial; checkpoints only)")
-    d.add_argument(
-        "--budget",
-        type=option_type(Budget),
-        metavar="USD",
-        help="mean cost per task to route at: the richest operating point within it on the router's "
-        "training tasks (below the cheapest point: the cheapest point, with a note)",
-    )
-    d.add_argument(
-        "--dial",
-        type=option_type(Dial),
-        metavar="X",
-        help="the cost dial itself: argmax(score - X x mean train cost); 0 = as trained, higher = cheaper",
-    )
+    field_flag(d, RouterSpec, "budget", metavar="USD")
+    field_flag(d, RouterSpec, "dial", metavar="X")
     t = p.add_argument_group("tasks (one of --instance, --tasks, --issue)")
     t.add_argument("--instance", action="append", metavar="ID", help="bundled SWE-bench Verified task")
     t.add_argument(
@@ -143,25 +111,7 @@ def run(args: argparse.Namespace) -> int:
     # Bad input raises (RouteError, pydantic's ValidationError): one line, exit 2, before any request.
     if args.plan is None and (args.model_map is not None or args.plan_every_model):
         raise RouteError("--model-map and --plan-every-model go with --plan")
-    spec = RouterSpec(
-        checkpoint=args.checkpoint,
-        endpoint=args.endpoint,
-        model=args.model,
-        api_key_env=args.api_key_env,
-        temperature=args.temperature,
-        max_tokens=args.max_tokens,
-        timeout_s=args.timeout,
-        max_retries=args.max_retries,
-        concurrency=args.concurrency,
-        fallback=args.fallback,
-        pool=args.pool,
-        table=args.table,
-        candidates=args.candidates,
-        eval_fraction=args.eval_fraction,
-        split_seed=args.split_seed,
-        budget=args.budget,
-        dial=args.dial,
-    )
+    spec = RouterSpec(**given(args, *RouterSpec.model_fields))
     tasks = _tasks(args)
     model_map = read_model_map(args.model_map) if args.model_map is not None else None
     if args.output is not None:

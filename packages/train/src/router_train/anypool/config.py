@@ -19,7 +19,7 @@ class AnyPoolTrainConfig(FrozenModel):
     over drawn pools."""
 
     steps: int = Field(default=200, ge=1, le=MAX_COUNT)
-    """Number of GRPO updates."""
+    """GRPO steps (policy updates), 1 to 1,000,000."""
     tasks_per_step: int = Field(default=64, ge=1, le=MAX_COUNT)
     """Train tasks per step, drawn epoch by epoch without replacement; each gets a pool from the bank."""
     samples_per_task: int = Field(default=8, ge=2, le=MAX_SAMPLES)
@@ -43,7 +43,8 @@ class AnyPoolTrainConfig(FrozenModel):
     adv_eps: float = Field(default=1e-6, gt=0, le=1, allow_inf_nan=False)
     """eps in the `std` advantage (r - mean) / (std + eps)."""
     seed: Seed = 0
-    """Seed of the pool bank, the task order and the sampling; same seed and inputs -> same policy."""
+    """Seed of the pool bank, the task order and the sampling; same seed and inputs -> same policy
+    (0 to 2**32 - 1)."""
     features: FeatureConfig = FeatureConfig()
     """Task features (the local trainer's)."""
     reward: RewardWeights = RewardWeights()

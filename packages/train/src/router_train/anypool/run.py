@@ -42,13 +42,14 @@ class AnyPoolRunConfig(FrozenModel):
     candidates: str = BUNDLED_CANDIDATES
     """Candidates table (`bundled` or a path)."""
     table_path: Path | None = None
-    """Oracle table whose env split picks the train and held-out tasks; None: the env's bundled table."""
+    """Oracle table whose env split picks the train and held-out tasks (unset: the env's bundled table)."""
     eval_fraction: float = Field(default=0.2, gt=0, lt=1, allow_inf_nan=False)
     """Held-out share of the env's split, in (0, 1)."""
     split_seed: Seed = 0
     """Seed of the env's split (0 to 2**32 - 1)."""
     held_out_models: list[str] = Field(default_factory=list)
-    """Candidate models kept out of every training pool; every evaluation pool holds one of them."""
+    """Candidate models kept out of every training pool; every evaluation pool holds one of them
+    (`router-oracle models` lists the ids)."""
     eval_pool_size: int = Field(default=3, ge=2, le=MAX_COUNT)
     """Models per evaluation pool (the env's `pool_size` on the eval split); at least 2."""
     pool_seed: Seed = 0

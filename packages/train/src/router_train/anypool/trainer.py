@@ -184,10 +184,7 @@ def train_any_pool(
             (policy.weights, policy.bias),
             opt,
             rng,
-            samples=cfg.samples_per_task,
-            advantage=cfg.advantage,
-            adv_eps=cfg.adv_eps,
-            max_grad_norm=cfg.max_grad_norm,
+            cfg,
             choices=mask.sum(axis=1, keepdims=True),
         )
         step_times.append(time.perf_counter() - t1)

@@ -60,8 +60,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
+from router_oracle.frozen_model import FrozenModel
 from router_train.hosted.errors import BadLaunchInput
 from router_train.hosted.rl_config import (
     AdamWConfig,
@@ -113,10 +114,8 @@ SPLIT_SEED = 0
 """Written into every source so train and eval sources always agree on the split."""
 
 
-class Recipe(BaseModel):
+class Recipe(FrozenModel):
     """The reference recipe's hyperparameters, as the reference states them."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     samples_per_task: int = 8
     """Rollouts per task (the GRPO group)."""
@@ -143,10 +142,8 @@ class Recipe(BaseModel):
 RECIPE = Recipe()
 
 
-class AnyPoolArgs(BaseModel):
+class AnyPoolArgs(FrozenModel):
     """The env's any-pool arguments a preset sets (RouterConfig.pool_size, pool_seed, held_out_models)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     pool_size: int = Field(ge=2)
     """Models per task's drawn pool."""
@@ -162,10 +159,8 @@ models stay in training (each resolves 75.8% of the tasks, MiniMax M2.5 at a fif
 cost), so the eval split asks whether the router reads a new model's capability row."""
 
 
-class PresetSpec(BaseModel):
+class PresetSpec(FrozenModel):
     """What distinguishes one preset: scale and run logistics (the recipe is shared)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: PresetName
     """Preset name, also the shipped file's stem."""
@@ -216,11 +211,9 @@ class PresetSpec(BaseModel):
         )
 
 
-class Scale(BaseModel):
+class Scale(FrozenModel):
     """A recipe's scale and run logistics: what `smoke` and `full` differ in (the hyperparameters are
     RECIPE's for both)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str
     """Hugging Face id of the policy."""

@@ -20,10 +20,9 @@ from email.parser import Parser
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from router_oracle.atomic_file import file_in_the_way
 from router_oracle.file_hash import sha256_file
+from router_oracle.frozen_model import FrozenModel
 
 ENV_DIST = "router-frontier-rl"
 ORACLE_DIST = "router-oracle"
@@ -72,10 +71,8 @@ def normalize_name(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-class PackageSource(BaseModel):
+class PackageSource(FrozenModel):
     """Where one distribution's code comes from."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["wheel", "sdist", "dir"]
     """A built wheel, a built sdist, or a source root (the directory holding the import package)."""
@@ -91,10 +88,8 @@ class PackageSource(BaseModel):
     """Digest of the wheel or sdist file (None for a source root)."""
 
 
-class StagedEnv(BaseModel):
+class StagedEnv(FrozenModel):
     """What `stage_env` produced."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     stage_dir: Path
     """The directory to pass to `prime env push -p`."""

@@ -82,11 +82,11 @@ class LocalTrainConfig(FrozenModel):
     """One `router-train local` run: GRPO of a linear softmax router on the CPU."""
 
     table_path: Path | None = None
-    """Oracle table to train on; None means the table bundled with the env (`bundled_table_path()`)."""
+    """Oracle table to train on (unset: the table bundled with the env, `bundled_table_path()`)."""
     output_dir: Path = Path("runs/local")
     """Where `checkpoint.json`, `metrics.jsonl` and `summary.json` are written (created if missing)."""
     steps: int = Field(default=600, ge=1, le=MAX_COUNT)
-    """Number of GRPO updates (1 to 1,000,000)."""
+    """GRPO steps (policy updates), 1 to 1,000,000."""
     tasks_per_step: int = Field(default=64, ge=1, le=MAX_COUNT)
     """Train tasks per step (the reference recipe's 64), drawn epoch by epoch without replacement
     (1 to 1,000,000)."""
@@ -122,7 +122,7 @@ class LocalTrainConfig(FrozenModel):
     """Seed of the policy's sampling and the task order; same seed and inputs -> identical files
     (0 to 2**32 - 1)."""
     eval_fraction: float = Field(default=0.2, gt=0, lt=1, allow_inf_nan=False)
-    """Share of the table held out for evaluation (the env's split)."""
+    """Share of the table held out for evaluation (the env's split), in (0, 1)."""
     split_seed: Seed = 0
     """Seed of the env's stratified train/eval split (0 to 2**32 - 1)."""
     upsample: bool = True
@@ -133,4 +133,5 @@ class LocalTrainConfig(FrozenModel):
     features: FeatureConfig = FeatureConfig()
     """Task features."""
     reward: RewardWeights = RewardWeights()
-    """Training reward as weights over the env's scores (default: `routed_reward` alone)."""
+    """Training reward as weights over the env's scores, in the order the default lists them (the
+    default is `routed_reward` alone)."""

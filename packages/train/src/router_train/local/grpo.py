@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -145,6 +145,19 @@ class GRPOStep:
     """Global l2 norm of the gradient, before clipping."""
 
 
+class GrpoKnobs(Protocol):
+    """What `grpo_step` reads of a trainer's config (`LocalTrainConfig`, `AnyPoolTrainConfig`)."""
+
+    @property
+    def samples_per_task(self) -> int: ...
+    @property
+    def advantage(self) -> Advantage: ...
+    @property
+    def adv_eps(self) -> float: ...
+    @property
+    def max_grad_norm(self) -> float: ...
+
+
 def grpo_step(
     probs: np.ndarray,
     scores_of: Callable[[np.ndarray], Mapping[str, np.ndarray]],
@@ -152,26 +165,23 @@ def grpo_step(
     params: tuple[np.ndarray, np.ndarray],
     opt: AdamW,
     rng: np.random.Generator,
-    *,
-    samples: int,
-    advantage: Advantage,
-    adv_eps: float,
-    max_grad_norm: float,
+    cfg: GrpoKnobs,
     choices: np.ndarray | None = None,
 ) -> GRPOStep:
     """One GRPO update of a softmax policy whose `probs` (tasks, K) the caller computed for a batch.
 
-    Samples `samples` choices per task, scores them with `scores_of(actions)` (it must give `reward`),
-    turns the rewards into group advantages, the gradient on the logits into one on `params` (weights,
-    bias) with `backprop`, clips it and steps `opt`, updating `params` in place. `choices` (tasks, 1):
-    each task's number of valid candidates where they differ (padded pools); a draw never lands past it.
+    Samples `cfg.samples_per_task` choices per task, scores them with `scores_of(actions)` (it must give
+    `reward`), turns the rewards into group advantages, the gradient on the logits into one on `params`
+    (weights, bias) with `backprop`, clips it and steps `opt`, updating `params` in place. `choices`
+    (tasks, 1): each task's number of valid candidates where they differ (padded pools); a draw never
+    lands past it.
     """
-    actions = sample_actions(probs, samples, rng)
+    actions = sample_actions(probs, cfg.samples_per_task, rng)
     if choices is not None:  # only float rounding of the cdf can land a draw past a pool's last model
         actions = np.minimum(actions, choices - 1)
     scores = scores_of(actions)
-    adv = group_advantages(scores["reward"], adv_eps, advantage)
+    adv = group_advantages(scores["reward"], cfg.adv_eps, cfg.advantage)
     grad_w, grad_b = backprop(logits_gradient(probs, actions, adv))
-    grad_norm = clip_grad_norm(grad_w, grad_b, max_grad_norm)
+    grad_norm = clip_grad_norm(grad_w, grad_b, cfg.max_grad_norm)
     opt.step(*params, grad_w, grad_b)
     return GRPOStep(actions=actions, scores=scores, grad_norm=grad_norm)

@@ -325,18 +325,7 @@ def _grpo(
         def backprop(g_logits: np.ndarray, x: sp.csr_matrix = x) -> tuple[np.ndarray, np.ndarray]:
             return np.asarray(x.T @ g_logits), g_logits.sum(axis=0)  # logits = x @ weights + bias
 
-        done = grpo_step(
-            probs,
-            scores_of,
-            backprop,
-            (policy.weights, policy.bias),
-            opt,
-            rng,
-            samples=cfg.samples_per_task,
-            advantage=cfg.advantage,
-            adv_eps=cfg.adv_eps,
-            max_grad_norm=cfg.max_grad_norm,
-        )
+        done = grpo_step(probs, scores_of, backprop, (policy.weights, policy.bias), opt, rng, cfg)
         if step > tail_start:
             tail_w += policy.weights
             tail_b += policy.bias

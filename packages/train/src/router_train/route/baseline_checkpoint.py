@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from router_oracle.atomic_file import write_text_atomic
+from router_oracle.frozen_model import FrozenModel
+from router_oracle.numeric_option import Seed, Share
 from router_oracle.table import TaskRecord
 from router_train.evaluate.baseline_scores import log_proba, smoothed_votes
 from router_train.local.checkpoint import dumps_checkpoint, read_json_model
@@ -41,10 +43,9 @@ DEFAULT_KNN_K = 10
 BaselineFit = Annotated[CheapestFit | LogregFit | KnnFit, Field(discriminator="method")]
 
 
-class BaselineCheckpoint(BaseModel):
-    """A fitted baseline router: its fit, the TF-IDF it reads, and what it was fitted on."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class BaselineCheckpoint(FrozenModel):
+    """A fitted baseline router: its fit, the TF-IDF it reads, and what it was fitted on (the `split`,
+    `eval_fraction`, `split_seed` and `seed` fields are `router-train fit` flags too)."""
 
     kind: Literal["router-train-baseline"] = "router-train-baseline"
     """Marks the file as a saved baseline."""
@@ -56,17 +57,18 @@ class BaselineCheckpoint(BaseModel):
     pool_ids: list[str]
     """The table's pool model ids, in pool order."""
     table: str
-    """The oracle table fitted on: its path as given, or `router_frontier_rl/data/oracle_table.json`."""
+    """The oracle table fitted on: its path as given, or `router_frontier_rl/data/oracle_table.json` (the
+    env's bundled table, when none is given)."""
     table_sha256: str
     """Hex sha256 of that table file's bytes."""
     split: Literal["all", "train"]
-    """Which tasks it was fitted on: every task of the table, or the env's train split."""
-    eval_fraction: float
-    """The env split's held-out share (`split` train)."""
-    split_seed: int
-    """The env split's seed (`split` train)."""
-    seed: int
-    """Seed of the classifier (logistic regression's `random_state`)."""
+    """The tasks it is fitted on: every task of the table, or the env's train split."""
+    eval_fraction: Share
+    """With `split` train: the env split's held-out share, in (0, 1)."""
+    split_seed: Seed
+    """With `split` train: the env split's seed (0 to 2**32 - 1)."""
+    seed: Seed
+    """Seed of the classifier (logistic regression's `random_state`), as evaluate's."""
     train_task_ids: list[str]
     """Every task it learned from (sorted instance ids)."""
     vocabulary: list[str]

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from router_oracle.frozen_model import FrozenModel
 
 
-class Decision(BaseModel):
+class Decision(FrozenModel):
     """One routed task (one JSON line of `router-train route`)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     instance_id: str
     """The task's id."""

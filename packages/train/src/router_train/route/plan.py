@@ -16,8 +16,9 @@ import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
+from router_oracle.frozen_model import FrozenModel
 from router_oracle.validation_message import one_line
 from router_train.route.decision import Decision
 from router_train.route.spec import RouteError
@@ -31,7 +32,7 @@ SPLIT = "test"
 """SWE-bench Verified's one split."""
 
 
-class ModelMap(BaseModel):
+class ModelMap(FrozenModel):
     """`--model-map FILE.toml`: the mini-swe-agent model name of each pool model id.
 
     ```toml
@@ -39,8 +40,6 @@ class ModelMap(BaseModel):
     "claude-opus-4.6" = "anthropic/claude-opus-4-6"
     ```
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     models: dict[str, str]
     """Pool model id -> the `--model` name mini-swe-agent runs it as (a litellm model name by default)."""

@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from router_oracle.cli_runner import CommandError
+from router_oracle.frozen_model import FrozenModel
+from router_oracle.numeric_option import Count, Retries, Seconds, Seed, Share, Temperature
 
 
 class RouteError(ValueError):
@@ -36,11 +38,9 @@ Dial = Annotated[float, Field(ge=-MAX_DIAL, le=MAX_DIAL, allow_inf_nan=False)]
 """`--dial` / `dial`: a finite number in [-MAX_DIAL, MAX_DIAL]."""
 
 
-class RouterSpec(BaseModel):
+class RouterSpec(FrozenModel):
     """A router to load: a checkpoint file (GRPO, any-pool or saved baseline) or an OpenAI-compatible
-    endpoint serving an LLM router."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    endpoint serving an LLM router. Each field is a `router-train route` flag too (help: its docstring)."""
 
     checkpoint: Path | None = None
     """A checkpoint file: `router-train local`, `router-train local-anypool` (needs `pool`) or
@@ -55,9 +55,9 @@ class RouterSpec(BaseModel):
     candidates: Path | None = None
     """Candidates table for `pool` (an any-pool checkpoint: the one it trained on, default: the one it
     names; endpoint with `pool`: default bundled)."""
-    eval_fraction: float = Field(default=0.2, gt=0, lt=1)
+    eval_fraction: Share = 0.2
     """Endpoint mode: held-out share of the env's split (the summary reads the train split only)."""
-    split_seed: int = 0
+    split_seed: Seed = 0
     """Endpoint mode: seed of the env's split."""
     endpoint: str | None = None
     """Base URL of an OpenAI-compatible chat API (e.g. `http://127.0.0.1:8000/v1`)."""
@@ -65,18 +65,18 @@ class RouterSpec(BaseModel):
     """Endpoint mode: the served model name to ask."""
     api_key_env: str | None = None
     """Endpoint mode: environment variable holding the API key (unset: no key, `EMPTY`)."""
-    temperature: float = Field(default=0.0, ge=0)
+    temperature: Temperature = 0.0
     """Endpoint mode: sampling temperature."""
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: Count | None = None
     """Endpoint mode: reply token limit (unset: the server's default)."""
     fallback: str | None = None
     """A pool model id that takes every task the router gives no valid route (marked `fallback`)."""
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: Seconds = 60.0
     """Endpoint mode: seconds per request before it counts as failed (and is retried)."""
-    max_retries: int = Field(default=2, ge=0)
+    max_retries: Retries = 2
     """Endpoint mode: retries of a failed request (HTTP 408/409/429/5xx, timeout, connection error),
     with the openai client's exponential backoff; then the route fails (`EndpointError`)."""
-    concurrency: int = Field(default=4, ge=1)
+    concurrency: Count = 4
     """Endpoint mode: requests in flight at once in `route_many`."""
     budget: Budget | None = None
     """Mean cost per task in USD to route at: turned into the router's cost dial on its training tasks

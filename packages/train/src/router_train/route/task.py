@@ -13,10 +13,11 @@ import os
 import re
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from router_oracle.data_files import tasks_path
 from router_oracle.errors import OracleInputError
+from router_oracle.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
 from router_oracle.tasks_file import read_tasks
 from router_train.route.spec import RouteError
@@ -25,10 +26,8 @@ REPO_PATTERN = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
 """A GitHub `owner/name`."""
 
 
-class RouteTask(BaseModel):
+class RouteTask(FrozenModel):
     """One task to route: what every router may read about it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     instance_id: str = Field(min_length=1)
     """The task's id (SWE-bench `instance_id`, or one derived from a new issue: `issue_id`)."""

@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
-from pydantic import BaseModel, ConfigDict
 
+from router_oracle.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
 from router_train.scoring.decisions import Decisions, EvaluateError, from_distributions, from_labels
 from router_train.text_features import fit_tfidf, tfidf_matrix
@@ -45,11 +45,7 @@ CHEAPEST_NAME = "cheapest-on-train"
 """Row name of `always_cheapest` (which model it is can differ between cross-validation folds)."""
 
 
-class _Fit(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class CheapestFit(_Fit):
+class CheapestFit(FrozenModel):
     """`cheapest-on-train` once fitted: each model's mean cost per task on the train tasks."""
 
     method: Literal["cheapest"] = "cheapest"
@@ -107,7 +103,7 @@ class TfidfFeatures:
         return tfidf_matrix(tasks, self.vocabulary, self.idf)
 
 
-class LogregFit(_Fit):
+class LogregFit(FrozenModel):
     """A fitted TF-IDF logistic regression: what scikit-learn's `predict` reads, as plain data."""
 
     method: Literal["logreg"] = "logreg"
@@ -155,7 +151,7 @@ class LogregFit(_Fit):
         return [self.classes[int(i)] for i in self.scores(x).argmax(axis=1)]
 
 
-class KnnFit(_Fit):
+class KnnFit(FrozenModel):
     """A fitted TF-IDF kNN: the train tasks' TF-IDF rows (CSR) and their oracle labels."""
 
     method: Literal["knn"] = "knn"

@@ -6,8 +6,9 @@ import os
 import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
+from router_oracle.frozen_model import FrozenModel
 from router_oracle.validation_message import one_line
 from router_train.route import RouterSpec
 
@@ -19,11 +20,7 @@ class ServeConfigError(ValueError):
     """A config file that cannot be used, or a pool it cannot serve (one line, names the file)."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class UpstreamConfig(_Strict):
+class UpstreamConfig(FrozenModel):
     """One OpenAI-compatible chat API serving one pool model."""
 
     base_url: str
@@ -49,7 +46,7 @@ class UpstreamConfig(_Strict):
         return v.rstrip("/")
 
 
-class ServeConfig(_Strict):
+class ServeConfig(FrozenModel):
     """`router-train serve CONFIG.toml`: which router decides, and where each pool model is served."""
 
     router: RouterSpec

@@ -1,0 +1,74 @@
+"""A flag that mirrors a config field says what the field's docstring says (issue 18: one text serves the
+config and the CLI, as in prime-rl's configs), and every such field has a docstring."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+from pydantic import BaseModel
+
+from router_oracle import cli as oracle_cli
+from router_oracle.table import OracleRule
+from router_train import cli
+from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig
+from router_train.local import FeatureConfig, LocalTrainConfig
+from router_train.route import RouterSpec
+from router_train.route.baseline_checkpoint import BaselineCheckpoint
+
+MIRRORS: dict[str, list[type[BaseModel]]] = {
+    "local": [LocalTrainConfig, FeatureConfig],
+    "local-anypool": [AnyPoolRunConfig, AnyPoolTrainConfig],
+    "route": [RouterSpec],
+    "fit": [BaselineCheckpoint],
+    "router-oracle build": [OracleRule],
+}
+"""Each command whose flags fill a config, and the configs: a flag whose dest is one of their fields
+mirrors that field."""
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _command(name: str) -> argparse.ArgumentParser:
+    parser = oracle_cli._parser() if name.startswith("router-oracle ") else cli.build_parser(name)
+    name = name.removeprefix("router-oracle ")
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    command: argparse.ArgumentParser = sub.choices[name]
+    return command
+
+
+@pytest.mark.parametrize("command", sorted(MIRRORS))
+def test_mirrored_flag_help_is_the_field_docstring(command: str) -> None:
+    mirrored = 0
+    for action in _command(command)._actions:
+        model = next((m for m in MIRRORS[command] if action.dest in m.model_fields), None)
+        if model is None:
+            continue
+        mirrored += 1
+        flag = "/".join(action.option_strings) or action.dest
+        field = model.model_fields[action.dest]
+        assert field.description, f"{model.__name__}.{action.dest} ({flag}) has no docstring"
+        doc = _words(field.description.replace("%", "%%"))
+        assert _words(action.help or "").startswith(doc), f"{command} {flag}: help is not the docstring"
+        default = action.default
+        if default is None and not field.is_required():
+            default = field.get_default(call_default_factory=True)
+        if default not in (None, []):
+            assert "(default: " in (action.help or ""), f"{command} {flag}: the default is not shown"
+    assert mirrored >= 1, f"{command}: no flag mirrors its config"
+
+
+@pytest.mark.parametrize("model", list(dict.fromkeys(m for ms in MIRRORS.values() for m in ms)))
+def test_every_field_of_a_mirrored_config_has_a_docstring(model: type[BaseModel]) -> None:
+    assert [n for n, f in model.model_fields.items() if not f.description] == []
+
+
+def test_help_is_whole_and_renders(capsys: pytest.CaptureFixture[str]) -> None:
+    # `%` in a docstring must reach the help as itself (argparse formats help with `%`).
+    with pytest.raises(SystemExit):
+        cli.main(["local", "--help"])
+    out = _words(capsys.readouterr().out)
+    assert "the majority label (85% of the bundled tasks)" in out
+    assert "GRPO steps (policy updates), 1 to 1,000,000. (default: 600)" in out
