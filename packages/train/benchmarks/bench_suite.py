@@ -11,6 +11,8 @@ Figures (in this order; `--only NAME,NAME` picks some):
                 machine: they are pointed at a fresh temporary directory (the machine's own caches are
                 neither used nor wiped). Downloads Pants, pex and every locked requirement from PyPI.
                 Only with --cold.
+  ci-cold       `bash .ci/run` in a fresh clone of HEAD on empty caches (as pants-cold), with each CI
+                step's elapsed time. Only with --cold.
 
 The commands run from the checkout's sources (PYTHONPATH = the three packages' src folders) with the
 interpreter running this script, so run it with the project's venv, from the repository root:
@@ -36,7 +38,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 SRC = [REPO / "packages" / p / "src" for p in ("oracle", "env", "train")]
-FIGURES = ("help", "import", "anypool", "pants-warm", "pants-cold")
+FIGURES = ("help", "import", "anypool", "pants-warm", "pants-cold", "ci-cold")
+COLD = ("pants-cold", "ci-cold")
 
 
 @dataclass(frozen=True)
@@ -106,26 +109,58 @@ def bench_anypool(extra: str) -> None:
         )
 
 
+def cold_env(tmp: str) -> dict[str, str]:
+    """The environment of a new machine's first run: every cache the commands fill points into `tmp`."""
+    Path(f"{tmp}/sandboxes").mkdir(exist_ok=True)
+    return dict(
+        os.environ,
+        XDG_CACHE_HOME=f"{tmp}/xdg",  # the launcher's Pants venv and pex tool, prime-rl's venv, pip and uv
+        ROUTER_PANTS_CACHE=f"{tmp}/xdg/router-frontier-rl",
+        PANTS_LOCAL_STORE_DIR=f"{tmp}/lmdb_store",
+        PANTS_NAMED_CACHES_DIR=f"{tmp}/named_caches",
+        PANTS_LOCAL_EXECUTION_ROOT_DIR=f"{tmp}/sandboxes",
+        PANTS_PANTSD="false",
+        PANTS_DYNAMIC_UI="false",
+    )
+
+
 def bench_pants(cold: bool) -> None:
-    env = dict(os.environ, PANTS_PANTSD="false", PANTS_DYNAMIC_UI="false")
     if not cold:
+        env = dict(os.environ, PANTS_PANTSD="false", PANTS_DYNAMIC_UI="false")
         report(
             "./pants test --force :: (warm caches)",
             timed(["./pants", "--no-pantsd", "test", "--force", "::"], env=env),
         )
         return
     with tempfile.TemporaryDirectory(prefix="bench-pants-cold-") as tmp:
-        env.update(
-            ROUTER_PANTS_CACHE=f"{tmp}/launcher",  # Pants' venv and the pex tool (./pants builds them)
-            PANTS_LOCAL_STORE_DIR=f"{tmp}/lmdb_store",
-            PANTS_NAMED_CACHES_DIR=f"{tmp}/named_caches",
-            PANTS_LOCAL_EXECUTION_ROOT_DIR=f"{tmp}/sandboxes",
-            PANTS_PANTSD="false",
-        )
-        Path(f"{tmp}/sandboxes").mkdir()
         report(
-            "./pants test :: (cold: empty caches)", timed(["./pants", "--no-pantsd", "test", "::"], env=env)
+            "./pants test :: (cold: empty caches)",
+            timed(["./pants", "--no-pantsd", "test", "::"], env=cold_env(tmp)),
         )
+
+
+def bench_ci_cold() -> None:
+    """`.ci/run` in a fresh clone of HEAD (with `../shared` beside it when the checkout has one) on empty
+    caches: what CI does on a new machine. Its step headers print the elapsed time of each step."""
+    with tempfile.TemporaryDirectory(prefix="bench-ci-cold-") as tmp:
+        clone = Path(tmp) / "clone" / "main"
+        subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+        shared = REPO.parent / "shared"
+        if shared.is_dir():
+            (clone.parent / "shared").symlink_to(shared.resolve())
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            ["bash", ".ci/run"], cwd=clone, env=cold_env(tmp), stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, check=False,
+        )  # fmt: skip
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        for line in proc.stdout.splitlines():
+            if line.startswith("=== [") or line.startswith("tests: "):
+                print(f"    {line}")
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        report(".ci/run (fresh clone, empty caches)", Timing(wall, cpu, proc.returncode))
 
 
 def main() -> int:
@@ -133,11 +168,13 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--only", default=None, help=f"comma-separated figures of {', '.join(FIGURES)}")
-    parser.add_argument("--cold", action="store_true", help="also the cold `./pants test ::` (minutes, PyPI)")
+    parser.add_argument(
+        "--cold", action="store_true", help="also the cold `./pants test ::` and `.ci/run` (minutes, PyPI)"
+    )
     parser.add_argument("--repeat", type=int, default=3, help="runs of each start-up figure (median)")
     parser.add_argument("--anypool-args", default="", help="extra evaluate-anypool arguments")
     args = parser.parse_args()
-    chosen = args.only.split(",") if args.only else [f for f in FIGURES if f != "pants-cold" or args.cold]
+    chosen = args.only.split(",") if args.only else [f for f in FIGURES if f not in COLD or args.cold]
     unknown = sorted(set(chosen) - set(FIGURES))
     if unknown:
         parser.error(f"--only: unknown figure(s) {unknown}; known: {', '.join(FIGURES)}")
@@ -152,6 +189,8 @@ def main() -> int:
             bench_import(args.repeat)
         elif figure == "anypool":
             bench_anypool(args.anypool_args)
+        elif figure == "ci-cold":
+            bench_ci_cold()
         else:
             bench_pants(cold=figure == "pants-cold")
     return 0
