@@ -119,7 +119,6 @@ def cold_env(tmp: str) -> dict[str, str]:
         PANTS_LOCAL_STORE_DIR=f"{tmp}/lmdb_store",
         PANTS_NAMED_CACHES_DIR=f"{tmp}/named_caches",
         PANTS_LOCAL_EXECUTION_ROOT_DIR=f"{tmp}/sandboxes",
-        PANTS_PANTSD="false",
         PANTS_DYNAMIC_UI="false",
     )
 
