@@ -40,6 +40,10 @@ from router_train.local.step_metrics import StepMetrics, step_record
 
 SCORE_FIELDS = len(REWARD_NAMES)
 
+ScoreCache = dict[tuple[tuple[float, ...], tuple[str, ...], str], np.ndarray]
+"""(reward weights, pool ids, task id) -> the env's scores of routing the task to each pool model
+(`train_any_pool`'s table rows); never mutated once stored."""
+
 
 @dataclass
 class _BankPool:
@@ -103,10 +107,12 @@ def train_any_pool(
     *,
     progress: bool = False,
     on_step: Callable[[StepMetrics], None] | None = None,
+    score_cache: ScoreCache | None = None,
 ) -> AnyPoolTrainResult:
     """Train on `train_task_ids` with pools drawn from `model_ids`; capability summaries use the train
     tasks only. Deterministic: the same inputs and `cfg.seed` give the same weights. `cfg` defaults to
-    `AnyPoolTrainConfig()`."""
+    `AnyPoolTrainConfig()`. `score_cache`: where the env's scores of (pool, task) routes are kept, for
+    runs on the same `index` that share it (cross-validation folds draw the same bank of pools)."""
     cfg = cfg or AnyPoolTrainConfig()
     _check(index, train_task_ids, model_ids, cfg)
     weights_5 = tuple(float(getattr(cfg.reward, n)) for n in REWARD_NAMES)
@@ -126,13 +132,20 @@ def train_any_pool(
         bank.append(_BankPool(pool, pool.ids, PoolFeatureCache(summary), {}))
     bank_seconds = time.perf_counter() - t0
 
+    shared = {} if score_cache is None else score_cache
+
     def scores(p: _BankPool, task_id: str) -> np.ndarray:
         cached = p.scores.get(task_id)
         if cached is None:
-            record = index.records(p.pool, [task_id])[0]
-            cached = np.asarray(
-                [_weighted(score_completion(record, format_route(m), p.ids), weights_5) for m in p.ids]
-            )
+            # A route's scores are a function of the pool's row of the task, the model and the weights.
+            key = (weights_5, tuple(p.ids), task_id)
+            cached = shared.get(key)
+            if cached is None:
+                record = index.records(p.pool, [task_id])[0]
+                cached = np.asarray(
+                    [_weighted(score_completion(record, format_route(m), p.ids), weights_5) for m in p.ids]
+                )
+                shared[key] = cached
             p.scores[task_id] = cached
         return cached
 

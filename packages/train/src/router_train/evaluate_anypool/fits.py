@@ -26,6 +26,7 @@ from router_oracle.derive import CandidateIndex
 from router_oracle.table import OracleRule, Pool, TaskRecord
 from router_train.anypool import AnyPoolTrainConfig, PoolView, train_any_pool
 from router_train.anypool.heldout import ROUTER_NAME as ANYPOOL_NAME
+from router_train.anypool.trainer import ScoreCache
 from router_train.evaluate.design import Partition
 from router_train.evaluate.dial import RouterScores
 from router_train.evaluate.fitted import LOCAL_ROUTER_NAME, LocalFitter
@@ -135,9 +136,10 @@ def fit_all(
         held = set(groups[gi].models)
         models = [m for m in index.model_ids if m not in held]
         out = []
+        score_cache: ScoreCache = {}  # every partition draws the same bank of pools from `models`
         for p in partitions:
             train_ids, test_ids = _ids(p.train), _ids(p.test)
-            result = train_any_pool(shared, train_ids, models, anypool_config)
+            result = train_any_pool(shared, train_ids, models, anypool_config, score_cache=score_cache)
             routes, scores = [], []
             for pool in pools[gi]:
                 view = PoolView.build(shared, pool.ids, train_ids)
