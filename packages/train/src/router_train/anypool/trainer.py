@@ -21,7 +21,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 from tqdm import tqdm
 
 from router_frontier_rl.any_pool import pool_view
@@ -34,8 +33,9 @@ from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
 from router_train.anypool.model_features import MODEL_FEATURES, PoolFeatureCache
 from router_train.anypool.policy import AnyPoolPolicy
 from router_train.local.features import feature_dim, featurize, fit_features
-from router_train.local.grpo import AdamW, batch_rows, grpo_step, task_batches
+from router_train.local.grpo import AdamW, grpo_step, task_batches
 from router_train.local.policy import softmax
+from router_train.local.row_batch import RowBatch, take_rows
 from router_train.local.step_metrics import StepMetrics, step_record
 
 SCORE_FIELDS = len(REWARD_NAMES)
@@ -164,7 +164,7 @@ def train_any_pool(
         idx = next(batches)
         picks = rng.integers(len(bank), size=len(idx))
         n = len(idx)
-        x: sp.csr_matrix = batch_rows(x_all, idx)
+        x = take_rows(x_all, idx)  # `batch_rows`, without a scipy matrix per step
         m = np.zeros((n, k_max, d))
         mask = np.zeros((n, k_max), dtype=bool)
         table = np.zeros((n, k_max, SCORE_FIELDS + 1))
@@ -174,7 +174,7 @@ def train_any_pool(
             m[r, :k] = p.features.matrix(repos[int(ti)])
             mask[r, :k] = True
             table[r, :k] = scores(p, train_ids[int(ti)])
-        u = policy.task_vectors(x)
+        u = x.matmul(policy.weights) + policy.bias  # `policy.task_vectors`
         probs = softmax(np.einsum("nkd,nd->nk", m, u), mask)
 
         def scores_of(actions: np.ndarray, table: np.ndarray = table) -> dict[str, np.ndarray]:
@@ -184,11 +184,9 @@ def train_any_pool(
                 **{f: got[:, :, i] for i, f in enumerate(REWARD_NAMES)},
             }
 
-        def backprop(
-            g_scores: np.ndarray, x: sp.csr_matrix = x, m: np.ndarray = m
-        ) -> tuple[np.ndarray, np.ndarray]:
+        def backprop(g_scores: np.ndarray, x: RowBatch = x, m: np.ndarray = m) -> tuple[np.ndarray, np.ndarray]:
             g_u = np.einsum("nk,nkd->nd", g_scores, m)  # scores = m @ u, u = x @ weights + bias
-            return np.asarray(x.T @ g_u), g_u.sum(axis=0)
+            return x.t_matmul(g_u), g_u.sum(axis=0)
 
         done = grpo_step(
             probs,
