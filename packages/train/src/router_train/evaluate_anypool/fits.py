@@ -158,14 +158,13 @@ def fit_all(
     def fixed_unit(qi: int, shared: SharedRows) -> list[FixedFit]:
         ids = list(distinct[qi])
         pool_model = shared.pool(ids)
-        out = []
-        for p in partitions:
-            train, test = shared.records(pool_model, _ids(p.train)), shared.records(pool_model, _ids(p.test))
-            local, local_scores = LocalFitter(LOCAL_ROUTER_NAME, fixed_config, ids).fit_scored(
-                train, test, seed
-            )
-            out.append(([*local, baselines.tfidf_logreg(train, test, seed, balanced=True)], local_scores))
-        return out
+        folds = [(shared.records(pool_model, _ids(p.train)), shared.records(pool_model, _ids(p.test))) for p in partitions]
+        # Every partition's `local-grpo` trainings in lockstep: the policies `fit_scored` gives, bitwise.
+        local = LocalFitter(LOCAL_ROUTER_NAME, fixed_config, ids).fit_scored_many(folds)
+        return [
+            ([*decisions, baselines.tfidf_logreg(train, test, seed, balanced=True)], local_scores)
+            for (decisions, local_scores), (train, test) in zip(local, folds, strict=True)
+        ]
 
     def fit_unit(u: int) -> list[AnyPoolFit] | list[FixedFit]:
         kind, target = units[u]
