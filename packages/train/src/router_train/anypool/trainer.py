@@ -107,12 +107,12 @@ def train_any_pool(
     *,
     progress: bool = False,
     on_step: Callable[[StepMetrics], None] | None = None,
-    score_cache: ScoreCache | None = None,
 ) -> AnyPoolTrainResult:
     """Train on `train_task_ids` with pools drawn from `model_ids`; capability summaries use the train
     tasks only. Deterministic: the same inputs and `cfg.seed` give the same weights. `cfg` defaults to
-    `AnyPoolTrainConfig()`. `score_cache`: where the env's scores of (pool, task) routes are kept, for
-    runs on the same `index` that share it (cross-validation folds draw the same bank of pools)."""
+    `AnyPoolTrainConfig()`. An `index` with a `route_scores` dict (`ScoreCache`: the evaluation's
+    `SharedRows`, whose folds draw the same bank of pools) keeps the env's route scores there, so runs
+    on it score each (pool, task) once."""
     cfg = cfg or AnyPoolTrainConfig()
     _check(index, train_task_ids, model_ids, cfg)
     weights_5 = tuple(float(getattr(cfg.reward, n)) for n in REWARD_NAMES)
@@ -132,7 +132,8 @@ def train_any_pool(
         bank.append(_BankPool(pool, pool.ids, PoolFeatureCache(summary), {}))
     bank_seconds = time.perf_counter() - t0
 
-    shared = {} if score_cache is None else score_cache
+    kept: ScoreCache | None = getattr(index, "route_scores", None)
+    shared: ScoreCache = {} if kept is None else kept
 
     def scores(p: _BankPool, task_id: str) -> np.ndarray:
         cached = p.scores.get(task_id)
@@ -184,7 +185,9 @@ def train_any_pool(
                 **{f: got[:, :, i] for i, f in enumerate(REWARD_NAMES)},
             }
 
-        def backprop(g_scores: np.ndarray, x: RowBatch = x, m: np.ndarray = m) -> tuple[np.ndarray, np.ndarray]:
+        def backprop(
+            g_scores: np.ndarray, x: RowBatch = x, m: np.ndarray = m
+        ) -> tuple[np.ndarray, np.ndarray]:
             g_u = np.einsum("nk,nkd->nd", g_scores, m)  # scores = m @ u, u = x @ weights + bias
             return x.t_matmul(g_u), g_u.sum(axis=0)
 

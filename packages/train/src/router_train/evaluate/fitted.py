@@ -81,7 +81,9 @@ class LocalFitter:
     ) -> tuple[list[Decisions], list[RouterScores]]:
         routes = policy.route(list(test))
         picks: dict[str, list[str | None]] = {t.instance_id: [r] for t, r in zip(test, routes, strict=True)}
-        scores = RouterScores(self.name, list(self.pool), policy.logits(list(train)), policy.logits(list(test)))
+        scores = RouterScores(
+            self.name, list(self.pool), policy.logits(list(train)), policy.logits(list(test))
+        )
         return [from_labels(self.name, "local", picks)], [scores]
 
 

@@ -70,6 +70,9 @@ class SharedRows(CandidateIndex):
     def __init__(self, index: CandidateIndex) -> None:
         self.__dict__.update(index.__dict__)  # the same candidates and per-model outcomes: nothing reloaded
         self._rows: dict[tuple[str, ...], dict[str, TaskRecord]] = {}
+        self.route_scores: ScoreCache = {}
+        """The any-pool trainer's route scores per (pool, task) (`train_any_pool` keeps them here): every
+        partition of a group draws the same bank of pools, so each is scored once per group."""
 
     def records(
         self, pool: Pool, task_ids: Sequence[str] | None = None, rule: OracleRule | None = None
@@ -136,10 +139,9 @@ def fit_all(
         held = set(groups[gi].models)
         models = [m for m in index.model_ids if m not in held]
         out = []
-        score_cache: ScoreCache = {}  # every partition draws the same bank of pools from `models`
         for p in partitions:
             train_ids, test_ids = _ids(p.train), _ids(p.test)
-            result = train_any_pool(shared, train_ids, models, anypool_config, score_cache=score_cache)
+            result = train_any_pool(shared, train_ids, models, anypool_config)
             routes, scores = [], []
             for pool in pools[gi]:
                 view = PoolView.build(shared, pool.ids, train_ids)
@@ -158,7 +160,10 @@ def fit_all(
     def fixed_unit(qi: int, shared: SharedRows) -> list[FixedFit]:
         ids = list(distinct[qi])
         pool_model = shared.pool(ids)
-        folds = [(shared.records(pool_model, _ids(p.train)), shared.records(pool_model, _ids(p.test))) for p in partitions]
+        folds = [
+            (shared.records(pool_model, _ids(p.train)), shared.records(pool_model, _ids(p.test)))
+            for p in partitions
+        ]
         # Every partition's `local-grpo` trainings in lockstep: the policies `fit_scored` gives, bitwise.
         local = LocalFitter(LOCAL_ROUTER_NAME, fixed_config, ids).fit_scored_many(folds)
         return [

@@ -154,7 +154,14 @@ def evaluate_any_pool(
         gi, k = keys[u]
         pool = pools[gi][k]
         result, pg = _pool_evaluation(
-            index, pool, groups[gi], all_ids, routed.anypool[(gi, k)], routed.fixed[tuple(pool.ids)], repeats, seed
+            index,
+            pool,
+            groups[gi],
+            all_ids,
+            routed.anypool[(gi, k)],
+            routed.fixed[tuple(pool.ids)],
+            repeats,
+            seed,
         )
         curves = pool_curves(index, pool, all_ids, partitions, routed, (gi, k), seed)
         return result.model_copy(update={"curves": curves}), pg

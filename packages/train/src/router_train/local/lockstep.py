@@ -100,7 +100,9 @@ def grpo_policies(
             )
         )
         # Its features in its own columns: each row keeps its entries, in order.
-        blocks.append((x_uniq.data, x_uniq.indices.astype(np.int64) + col_off, x_uniq.indptr.astype(np.int64)))
+        blocks.append(
+            (x_uniq.data, x_uniq.indices.astype(np.int64) + col_off, x_uniq.indptr.astype(np.int64))
+        )
         row_off += len(uniq)
         col_off += dim
     n_runs = len(runs)
@@ -161,7 +163,11 @@ def _stack_rows(blocks: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], n_c
         indptr.append(ptr[1:] + at)
         at += int(ptr[-1])
     return sp.csr_matrix(
-        (np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks]), np.concatenate(indptr)),
+        (
+            np.concatenate([b[0] for b in blocks]),
+            np.concatenate([b[1] for b in blocks]),
+            np.concatenate(indptr),
+        ),
         shape=(sum(len(b[2]) - 1 for b in blocks), n_cols),
     )
 
@@ -192,7 +198,7 @@ def fit_policies(
 
     shifts: list[np.ndarray | None] = []
     at = 0
-    for train_tasks, plan in zip(train_sets, plans, strict=True):
+    for plan in plans:
         if plan is None:
             shifts.append(None)
             continue
