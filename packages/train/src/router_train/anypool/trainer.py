@@ -25,8 +25,8 @@ from tqdm import tqdm
 
 from router_frontier_rl.any_pool import pool_view
 from router_frontier_rl.pool_draw import draw_pool
-from router_frontier_rl.rewards import REWARD_NAMES, RouteScores, score_completion
-from router_frontier_rl.route_parser import format_route
+from router_frontier_rl.rewards import REWARD_NAMES, RouteScores, score_route
+from router_frontier_rl.route_parser import format_route, parse_route
 from router_oracle.derive import CandidateIndex
 from router_oracle.table import Pool, TaskRecord
 from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
@@ -54,6 +54,8 @@ class _BankPool:
     features: PoolFeatureCache
     scores: dict[str, np.ndarray]
     """task id -> (pool size, SCORE_FIELDS + 1): the env's five scores per model, then the weighted reward."""
+    routes: list[str | None]
+    """Per model, the route the env parses from its completion `format_route(model)` (the model)."""
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,8 @@ def train_any_pool(
             list(model_ids), cfg.pool_sizes[i % len(cfg.pool_sizes)], seed=cfg.seed, key=f"bank-{i}"
         )
         pool, _, summary = pool_view(index, ids, train_ids)
-        bank.append(_BankPool(pool, pool.ids, PoolFeatureCache(summary), {}))
+        routes = [parse_route(format_route(m), pool.ids) for m in pool.ids]
+        bank.append(_BankPool(pool, pool.ids, PoolFeatureCache(summary), {}, routes))
     bank_seconds = time.perf_counter() - t0
 
     kept: ScoreCache | None = getattr(index, "route_scores", None)
@@ -143,9 +146,9 @@ def train_any_pool(
             cached = shared.get(key)
             if cached is None:
                 record = index.records(p.pool, [task_id])[0]
-                cached = np.asarray(
-                    [_weighted(score_completion(record, format_route(m), p.ids), weights_5) for m in p.ids]
-                )
+                # `score_completion(record, format_route(m), p.ids)` is `score_route` of the route parsed
+                # from that completion; the parse depends on the pool alone, so it is done once per pool.
+                cached = np.asarray([_weighted(score_route(record, r), weights_5) for r in p.routes])
                 shared[key] = cached
             p.scores[task_id] = cached
         return cached
