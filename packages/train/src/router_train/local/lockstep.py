@@ -75,6 +75,8 @@ def grpo_policies(
     blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     rewards: list[np.ndarray] = []
     runs: list[_Run] = []
+    scored: dict[int, tuple[TaskRecord, list[float]]] = {}
+    """id(row) -> (the row, kept alive so its id stays its own; its weighted reward per pool model)."""
     row_off = col_off = 0
     for train_tasks in train_sets:
         train_tasks = list(train_tasks)
@@ -83,8 +85,11 @@ def grpo_policies(
         state = fit_features(cfg.features, uniq)
         row_of = {t.instance_id: r for r, t in enumerate(uniq)}
         x_uniq = sp.csr_matrix(featurize(cfg.features, state, uniq))
-        scores = score_table(uniq, pool_ids)
-        rewards.append(np.asarray([[s.weighted(weights_5) for s in row] for row in scores]))
+        # A task's route scores are a function of its row and the pool: scored once for every training.
+        missing = [t for t in uniq if id(t) not in scored]
+        for t, row in zip(missing, score_table(missing, pool_ids), strict=True):
+            scored[id(t)] = (t, [s.weighted(weights_5) for s in row])
+        rewards.append(np.asarray([scored[id(t)][1] for t in uniq]))
         dim = feature_dim(cfg.features, state)
         # Zero weights, set to views of the stacked matrix below.
         policy = RouterPolicy(pool_ids, cfg.features, state, np.zeros((dim, k)), np.zeros(k))
