@@ -21,6 +21,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+MAX_TEXTS = 4096
+"""Texts whose counts are kept (as many as `text_features` keeps tokenised); an evaluation has ~500."""
+
 
 class WordCounts:
     """Per-text word counts under one analyzer (text -> its tokens), kept for every text seen."""
@@ -51,6 +54,8 @@ class WordCounts:
                 np.fromiter(counts, dtype=np.int64, count=len(counts)),
                 np.fromiter(counts.values(), dtype=np.int64, count=len(counts)),
             )
+            if len(self._docs) >= MAX_TEXTS:  # a long-running router sees ever new texts: drop the oldest
+                del self._docs[next(iter(self._docs))]
             self._docs[text] = got
         return got
 
