@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer
 
 from router_oracle.table import TaskRecord
+from router_train.word_counts import WordCounts
 
 MAX_TERMS = 5000
 """Vocabulary size: the most frequent words. Bigrams and more terms cost 4x the time on the bundled
@@ -38,6 +39,10 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(_ANALYZE(text))
 
 
+_COUNTS = WordCounts(_words)
+"""Every text's word counts, counted once per process."""
+
+
 def fit_tfidf(tasks: Sequence[TaskRecord]) -> tuple[list[str], list[float]]:
     """(vocabulary, idf) fitted on `tasks`: scikit-learn's smoothed idf, ln((1 + n) / (1 + df)) + 1."""
     vocabulary, idf = _fit_texts(tuple(task_text(t) for t in tasks))
@@ -48,15 +53,14 @@ def fit_tfidf(tasks: Sequence[TaskRecord]) -> tuple[list[str], list[float]]:
 def _fit_texts(texts: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[float, ...]]:
     # Cached on the exact texts in order: cross-validation fits every router of a partition (each pool's
     # references, every held-out group's any-pool router) on the same train tasks.
-    counts = CountVectorizer(analyzer=_words, min_df=MIN_DF, max_features=MAX_TERMS)
-    try:
-        x = counts.fit_transform(texts)
-    except ValueError:  # no word reaches MIN_DF (a tiny train set): no text features
+    # `CountVectorizer(analyzer=_words, min_df=MIN_DF, max_features=MAX_TERMS)`'s vocabulary, from counts
+    # kept per text (`word_counts`); empty where the vectorizer raises (no word reaches MIN_DF).
+    words, doc_freq = _COUNTS.fit_vocabulary(texts, MIN_DF, MAX_TERMS)
+    if not words:
         return (), ()
-    vocabulary = sorted(counts.vocabulary_, key=counts.vocabulary_.__getitem__)
-    df = np.bincount(sp.csr_matrix(x).indices, minlength=len(vocabulary)).astype(np.float64)
+    df = doc_freq.astype(np.float64)
     n = float(len(texts))
-    return tuple(vocabulary), tuple(float(v) for v in np.log((1.0 + n) / (1.0 + df)) + 1.0)
+    return tuple(words), tuple(float(v) for v in np.log((1.0 + n) / (1.0 + df)) + 1.0)
 
 
 def tfidf_matrix(
@@ -73,7 +77,11 @@ def tfidf_matrix(
 @lru_cache(maxsize=64)
 def _matrix(texts: tuple[str, ...], vocabulary: tuple[str, ...], idf: tuple[float, ...]) -> sp.csr_matrix:
     # Cached: the same tasks are featurised with the same vocabulary by every router of a partition.
-    counts = CountVectorizer(analyzer=_words, vocabulary=list(vocabulary)).transform(texts)
+    if len(set(vocabulary)) == len(vocabulary) and not any(map(str.isupper, "".join(vocabulary))):
+        # The vectorizer's `transform` counts, from counts kept per text (`word_counts`).
+        counts = _COUNTS.count_matrix(texts, vocabulary)
+    else:  # a hand-made vocabulary: the vectorizer itself, with its errors and warnings
+        counts = CountVectorizer(analyzer=_words, vocabulary=list(vocabulary)).transform(texts)
     x = sp.csr_matrix(counts, dtype=np.float64)
     x.data = 1.0 + np.log(x.data)
     x = sp.csr_matrix(x @ sp.diags(np.asarray(idf, dtype=np.float64)))

@@ -21,24 +21,28 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 from tqdm import tqdm
 
 from router_frontier_rl.any_pool import pool_view
 from router_frontier_rl.pool_draw import draw_pool
-from router_frontier_rl.rewards import REWARD_NAMES, RouteScores, score_completion
-from router_frontier_rl.route_parser import format_route
+from router_frontier_rl.rewards import REWARD_NAMES, RouteScores, score_route
+from router_frontier_rl.route_parser import format_route, parse_route
 from router_oracle.derive import CandidateIndex
 from router_oracle.table import Pool, TaskRecord
 from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
 from router_train.anypool.model_features import MODEL_FEATURES, PoolFeatureCache
 from router_train.anypool.policy import AnyPoolPolicy
 from router_train.local.features import feature_dim, featurize, fit_features
-from router_train.local.grpo import AdamW, batch_rows, grpo_step, task_batches
+from router_train.local.grpo import AdamW, grpo_step, task_batches
 from router_train.local.policy import softmax
+from router_train.local.row_batch import RowBatch, take_rows
 from router_train.local.step_metrics import StepMetrics, step_record
 
 SCORE_FIELDS = len(REWARD_NAMES)
+
+ScoreCache = dict[tuple[tuple[float, ...], tuple[str, ...], str], np.ndarray]
+"""(reward weights, pool ids, task id) -> the env's scores of routing the task to each pool model
+(`train_any_pool`'s table rows); never mutated once stored."""
 
 
 @dataclass
@@ -50,6 +54,8 @@ class _BankPool:
     features: PoolFeatureCache
     scores: dict[str, np.ndarray]
     """task id -> (pool size, SCORE_FIELDS + 1): the env's five scores per model, then the weighted reward."""
+    routes: list[str | None]
+    """Per model, the route the env parses from its completion `format_route(model)` (the model)."""
 
 
 @dataclass(frozen=True)
@@ -106,7 +112,9 @@ def train_any_pool(
 ) -> AnyPoolTrainResult:
     """Train on `train_task_ids` with pools drawn from `model_ids`; capability summaries use the train
     tasks only. Deterministic: the same inputs and `cfg.seed` give the same weights. `cfg` defaults to
-    `AnyPoolTrainConfig()`."""
+    `AnyPoolTrainConfig()`. An `index` with a `route_scores` dict (`ScoreCache`: the evaluation's
+    `SharedRows`, whose folds draw the same bank of pools) keeps the env's route scores there, so runs
+    on it score each (pool, task) once."""
     cfg = cfg or AnyPoolTrainConfig()
     _check(index, train_task_ids, model_ids, cfg)
     weights_5 = tuple(float(getattr(cfg.reward, n)) for n in REWARD_NAMES)
@@ -123,16 +131,25 @@ def train_any_pool(
             list(model_ids), cfg.pool_sizes[i % len(cfg.pool_sizes)], seed=cfg.seed, key=f"bank-{i}"
         )
         pool, _, summary = pool_view(index, ids, train_ids)
-        bank.append(_BankPool(pool, pool.ids, PoolFeatureCache(summary), {}))
+        routes = [parse_route(format_route(m), pool.ids) for m in pool.ids]
+        bank.append(_BankPool(pool, pool.ids, PoolFeatureCache(summary), {}, routes))
     bank_seconds = time.perf_counter() - t0
+
+    kept: ScoreCache | None = getattr(index, "route_scores", None)
+    shared: ScoreCache = {} if kept is None else kept
 
     def scores(p: _BankPool, task_id: str) -> np.ndarray:
         cached = p.scores.get(task_id)
         if cached is None:
-            record = index.records(p.pool, [task_id])[0]
-            cached = np.asarray(
-                [_weighted(score_completion(record, format_route(m), p.ids), weights_5) for m in p.ids]
-            )
+            # A route's scores are a function of the pool's row of the task, the model and the weights.
+            key = (weights_5, tuple(p.ids), task_id)
+            cached = shared.get(key)
+            if cached is None:
+                record = index.records(p.pool, [task_id])[0]
+                # `score_completion(record, format_route(m), p.ids)` is `score_route` of the route parsed
+                # from that completion; the parse depends on the pool alone, so it is done once per pool.
+                cached = np.asarray([_weighted(score_route(record, r), weights_5) for r in p.routes])
+                shared[key] = cached
             p.scores[task_id] = cached
         return cached
 
@@ -151,7 +168,7 @@ def train_any_pool(
         idx = next(batches)
         picks = rng.integers(len(bank), size=len(idx))
         n = len(idx)
-        x: sp.csr_matrix = batch_rows(x_all, idx)
+        x = take_rows(x_all, idx)  # `batch_rows`, without a scipy matrix per step
         m = np.zeros((n, k_max, d))
         mask = np.zeros((n, k_max), dtype=bool)
         table = np.zeros((n, k_max, SCORE_FIELDS + 1))
@@ -161,7 +178,7 @@ def train_any_pool(
             m[r, :k] = p.features.matrix(repos[int(ti)])
             mask[r, :k] = True
             table[r, :k] = scores(p, train_ids[int(ti)])
-        u = policy.task_vectors(x)
+        u = x.matmul(policy.weights) + policy.bias  # `policy.task_vectors`
         probs = softmax(np.einsum("nkd,nd->nk", m, u), mask)
 
         def scores_of(actions: np.ndarray, table: np.ndarray = table) -> dict[str, np.ndarray]:
@@ -172,10 +189,10 @@ def train_any_pool(
             }
 
         def backprop(
-            g_scores: np.ndarray, x: sp.csr_matrix = x, m: np.ndarray = m
+            g_scores: np.ndarray, x: RowBatch = x, m: np.ndarray = m
         ) -> tuple[np.ndarray, np.ndarray]:
             g_u = np.einsum("nk,nkd->nd", g_scores, m)  # scores = m @ u, u = x @ weights + bias
-            return np.asarray(x.T @ g_u), g_u.sum(axis=0)
+            return x.t_matmul(g_u), g_u.sum(axis=0)
 
         done = grpo_step(
             probs,

@@ -295,6 +295,26 @@ def build_curves(
     """The curve of every router with scores, and the references, on the evaluated `tasks`.
 
     `scores[i]`: the RouterScores the fitters gave for `partitions[i]`."""
+    curves = router_curves(partitions, scores, tasks, pool, seed, shares)
+    weak_p, strong_p = end_models(single_model_points(tasks, list(pool)))
+    return curves, CurveSummary(
+        cheapest=weak_p,
+        strongest=strong_p,
+        target_shares=[round(s, 4) + 0.0 for s in shares],
+        references=references(tasks, pool, seed, shares),
+    )
+
+
+def router_curves(
+    partitions: Sequence[Partition],
+    scores: Sequence[Sequence[RouterScores]],
+    tasks: Sequence[TaskRecord],
+    pool: Sequence[str],
+    seed: int,
+    shares: Sequence[float] = TARGET_SHARES,
+) -> dict[str, RouterCurve]:
+    """The curve of every router with scores on the evaluated `tasks`, without the references (what
+    `build_curves` adds): `scores[i]`, the RouterScores the fitters gave for `partitions[i]`."""
     pool = list(pool)
     index = {t.instance_id: i for i, t in enumerate(tasks)}
     all_resolved, all_cost = outcome_matrices(tasks, pool)  # (tasks, models)
@@ -338,12 +358,7 @@ def build_curves(
         dials = np.median(np.stack(fit_dials[name]), axis=0)
         targets = np.mean(np.stack(fit_targets[name]), axis=0)
         curves[name] = RouterCurve(_points(shares, targets, dials, res, cst, singles, pgr), metrics)
-    return curves, CurveSummary(
-        cheapest=weak_p,
-        strongest=strong_p,
-        target_shares=[round(s, 4) + 0.0 for s in shares],
-        references=references(tasks, pool, seed, shares),
-    )
+    return curves
 
 
 def references(
@@ -401,4 +416,5 @@ __all__ = [
     "fold_dials",
     "measure_curve",
     "references",
+    "router_curves",
 ]

@@ -18,6 +18,8 @@ from router_train.evaluate.design import Partition
 from router_train.evaluate.dial import RouterScores
 from router_train.evaluate.forked import fork_map
 from router_train.local import LocalTrainConfig
+from router_train.local.lockstep import fit_policies
+from router_train.local.policy import RouterPolicy
 from router_train.local.trainer import fit_policy
 from router_train.scoring import baselines
 from router_train.scoring.decisions import UNPARSEABLE, Decisions, EvaluateError, SourceKind, from_labels
@@ -64,11 +66,23 @@ class LocalFitter:
         self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int
     ) -> tuple[list[Decisions], list[RouterScores]]:
         """Its decisions, and the policy's logits on the train and test tasks (its cost dial)."""
-        fit = fit_policy(self.config, train, self.pool)
-        routes = fit.policy.route(list(test))
+        return self._decide(fit_policy(self.config, train, self.pool).policy, train, test)
+
+    def fit_scored_many(
+        self, folds: Sequence[tuple[Sequence[TaskRecord], Sequence[TaskRecord]]]
+    ) -> list[tuple[list[Decisions], list[RouterScores]]]:
+        """`fit_scored(train, test, seed)` of each (train, test), with the trainings of all folds run in
+        lockstep (`local.lockstep.fit_policies`: the same policies, bitwise)."""
+        policies = fit_policies(self.config, [train for train, _ in folds], self.pool)
+        return [self._decide(p, train, test) for p, (train, test) in zip(policies, folds, strict=True)]
+
+    def _decide(
+        self, policy: RouterPolicy, train: Sequence[TaskRecord], test: Sequence[TaskRecord]
+    ) -> tuple[list[Decisions], list[RouterScores]]:
+        routes = policy.route(list(test))
         picks: dict[str, list[str | None]] = {t.instance_id: [r] for t, r in zip(test, routes, strict=True)}
         scores = RouterScores(
-            self.name, list(self.pool), fit.policy.logits(list(train)), fit.policy.logits(list(test))
+            self.name, list(self.pool), policy.logits(list(train)), policy.logits(list(test))
         )
         return [from_labels(self.name, "local", picks)], [scores]
 

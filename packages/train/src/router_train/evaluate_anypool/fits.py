@@ -26,6 +26,7 @@ from router_oracle.derive import CandidateIndex
 from router_oracle.table import OracleRule, Pool, TaskRecord
 from router_train.anypool import AnyPoolTrainConfig, PoolView, train_any_pool
 from router_train.anypool.heldout import ROUTER_NAME as ANYPOOL_NAME
+from router_train.anypool.trainer import ScoreCache
 from router_train.evaluate.design import Partition
 from router_train.evaluate.dial import RouterScores
 from router_train.evaluate.fitted import LOCAL_ROUTER_NAME, LocalFitter
@@ -69,6 +70,9 @@ class SharedRows(CandidateIndex):
     def __init__(self, index: CandidateIndex) -> None:
         self.__dict__.update(index.__dict__)  # the same candidates and per-model outcomes: nothing reloaded
         self._rows: dict[tuple[str, ...], dict[str, TaskRecord]] = {}
+        self.route_scores: ScoreCache = {}
+        """The any-pool trainer's route scores per (pool, task) (`train_any_pool` keeps them here): every
+        partition of a group draws the same bank of pools, so each is scored once per group."""
 
     def records(
         self, pool: Pool, task_ids: Sequence[str] | None = None, rule: OracleRule | None = None
@@ -156,14 +160,16 @@ def fit_all(
     def fixed_unit(qi: int, shared: SharedRows) -> list[FixedFit]:
         ids = list(distinct[qi])
         pool_model = shared.pool(ids)
-        out = []
-        for p in partitions:
-            train, test = shared.records(pool_model, _ids(p.train)), shared.records(pool_model, _ids(p.test))
-            local, local_scores = LocalFitter(LOCAL_ROUTER_NAME, fixed_config, ids).fit_scored(
-                train, test, seed
-            )
-            out.append(([*local, baselines.tfidf_logreg(train, test, seed, balanced=True)], local_scores))
-        return out
+        folds = [
+            (shared.records(pool_model, _ids(p.train)), shared.records(pool_model, _ids(p.test)))
+            for p in partitions
+        ]
+        # Every partition's `local-grpo` trainings in lockstep: the policies `fit_scored` gives, bitwise.
+        local = LocalFitter(LOCAL_ROUTER_NAME, fixed_config, ids).fit_scored_many(folds)
+        return [
+            ([*decisions, baselines.tfidf_logreg(train, test, seed, balanced=True)], local_scores)
+            for (decisions, local_scores), (train, test) in zip(local, folds, strict=True)
+        ]
 
     def fit_unit(u: int) -> list[AnyPoolFit] | list[FixedFit]:
         kind, target = units[u]

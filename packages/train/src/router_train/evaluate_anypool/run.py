@@ -11,9 +11,10 @@ from router_oracle.derive import CandidateIndex
 from router_oracle.noise import estimate_noise
 from router_oracle.table import OracleTable
 from router_train.anypool import AnyPoolTrainConfig
-from router_train.evaluate.curves import CurveMetrics, build_curves
+from router_train.evaluate.curves import CurveMetrics, router_curves
 from router_train.evaluate.design import Partition, fold_partitions
 from router_train.evaluate.fitted import FittedDecisions
+from router_train.evaluate.forked import fork_map
 from router_train.evaluate.report import Evaluation, TableInfo
 from router_train.evaluate.run import build_evaluation
 from router_train.evaluate_anypool.design import (
@@ -147,22 +148,38 @@ def evaluate_any_pool(
 
     all_ids = sorted(t.instance_id for t in table.tasks)
     repeats = len(fold_seeds)
+    keys = [(gi, k) for gi in range(len(groups)) for k in range(len(pools[gi]))]
+
+    def evaluate_pool(u: int) -> tuple[PoolResult, PoolGaps]:
+        gi, k = keys[u]
+        pool = pools[gi][k]
+        result, pg = _pool_evaluation(
+            index,
+            pool,
+            groups[gi],
+            all_ids,
+            routed.anypool[(gi, k)],
+            routed.fixed[tuple(pool.ids)],
+            repeats,
+            seed,
+        )
+        curves = pool_curves(index, pool, all_ids, partitions, routed, (gi, k), seed)
+        return result.model_copy(update={"curves": curves}), pg
+
+    # Each pool's evaluation reads only the routes and scores gathered above: the pools are scored in
+    # forked workers too (in pool order, as one loop would).
+    evaluated = fork_map(
+        evaluate_pool, len(keys), jobs=jobs, desc="scoring pools", unit="pool", progress=progress
+    )
     results: list[PoolResult] = []
     gaps: list[PoolGaps] = []
     shares: list[dict[str, float]] = []
     group_of: list[int] = []
-    for gi, g in enumerate(groups):
-        for k, pool in enumerate(pools[gi]):
-            result, pg = _pool_evaluation(
-                index, pool, g, all_ids, routed.anypool[(gi, k)], routed.fixed[tuple(pool.ids)], repeats, seed
-            )
-            result = result.model_copy(
-                update={"curves": pool_curves(index, pool, all_ids, partitions, routed, (gi, k), seed)}
-            )
-            results.append(result)
-            gaps.append(pg)
-            shares.append(result.held_out_pick_share)
-            group_of.append(gi)
+    for (gi, _), (result, pg) in zip(keys, evaluated, strict=True):
+        results.append(result)
+        gaps.append(pg)
+        shares.append(result.held_out_pick_share)
+        group_of.append(gi)
     for picks in [*routed.anypool.values(), *(p for f in routed.fixed.values() for p in f.values())]:
         if any(set(rep) != set(all_ids) for rep in picks):
             raise EvaluateError("a router did not route every task exactly once per fold seed")
@@ -256,7 +273,7 @@ def pool_curves(
     tasks = index.records(index.pool(pool.ids), all_ids)
     anyp, fixed = routed.anypool_scores.get(key, {}), routed.fixed_scores.get(tuple(pool.ids), {})
     scores = [([anyp[i]] if i in anyp else []) + fixed.get(i, []) for i in range(len(partitions))]
-    by_name, _ = build_curves(partitions, scores, tasks, pool.ids, seed)
+    by_name = router_curves(partitions, scores, tasks, pool.ids, seed)
     return {name: c.metrics for name, c in by_name.items()}
 
 

@@ -34,9 +34,10 @@ from router_oracle.table_check import load_table
 from router_train.local.checkpoint import checkpoint_of, save_checkpoint
 from router_train.local.config import LocalTrainConfig, LocalTrainError, RewardWeights
 from router_train.local.features import feature_dim, featurize, fit_features, unique_tasks
-from router_train.local.grpo import AdamW, batch_rows, grpo_step, task_batches
+from router_train.local.grpo import AdamW, grpo_step, task_batches
 from router_train.local.heldout import HeldOutSummary, heldout_summary, router_metrics
-from router_train.local.policy import RouterPolicy
+from router_train.local.policy import RouterPolicy, softmax
+from router_train.local.row_batch import RowBatch, take_rows
 from router_train.local.step_metrics import STEP_SCORES, StepMetrics, step_record
 from router_train.scoring.dial import calibrate_policy
 from router_train.scoring.metrics import single_model_points
@@ -313,17 +314,18 @@ def _grpo(
     for step in bar:
         t0 = time.perf_counter()
         rows = task_rows[next(batches)]
-        x = batch_rows(x_uniq, rows)
-        probs = policy.probabilities_from_features(x)
+        # `take_rows` is `batch_rows` as plain arrays: the same products, without a scipy matrix per step.
+        x = take_rows(x_uniq, rows)
+        probs = softmax(x.matmul(policy.weights) + policy.bias)  # `probabilities_from_features`
 
         def scores_of(actions: np.ndarray, rows: np.ndarray = rows) -> dict[str, np.ndarray]:
-            return {
-                "reward": reward_of[rows[:, None], actions],
-                **{f: table[f][rows[:, None], actions] for f in STEP_SCORES},
-            }
+            reward = {"reward": reward_of[rows[:, None], actions]}
+            if not keep_records:  # the other scores feed only the step records
+                return reward
+            return {**reward, **{f: table[f][rows[:, None], actions] for f in STEP_SCORES}}
 
-        def backprop(g_logits: np.ndarray, x: sp.csr_matrix = x) -> tuple[np.ndarray, np.ndarray]:
-            return np.asarray(x.T @ g_logits), g_logits.sum(axis=0)  # logits = x @ weights + bias
+        def backprop(g_logits: np.ndarray, x: RowBatch = x) -> tuple[np.ndarray, np.ndarray]:
+            return x.t_matmul(g_logits), g_logits.sum(axis=0)  # logits = x @ weights + bias
 
         done = grpo_step(probs, scores_of, backprop, (policy.weights, policy.bias), opt, rng, cfg)
         if step > tail_start:
