@@ -11,9 +11,11 @@ from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
-from pydantic_core import PydanticUndefined
 
 from router_oracle.numeric_option import field_option
+
+_UNSET: Any = object()
+"""No default given to `field_help`: the field's own is shown."""
 
 
 def path_arg(text: str) -> Path:
@@ -23,16 +25,19 @@ def path_arg(text: str) -> Path:
     return Path(text)
 
 
-def field_help(model: type[BaseModel], name: str, default: Any = PydanticUndefined) -> str:
+def field_help(model: type[BaseModel], name: str, default: Any = _UNSET) -> str:
     """The help of the flag mirroring `model.name`: the field's docstring (one text serves the config
     and the CLI, as in prime-rl's configs) and its default (the field's, or `default`), never restated."""
     field = model.model_fields[name]
-    value = field.get_default(call_default_factory=True) if default is PydanticUndefined else default
+    if default is not _UNSET:
+        value = default
+    else:
+        value = None if field.is_required() else field.get_default(call_default_factory=True)
     # No description only where the sources are not installed (pydantic reads docstrings from them);
     # test_train_flag_help holds every mirrored field to having one.
     parts = [
         field.description or "",
-        f"(default: {_shown(value)})" if value not in (None, [], PydanticUndefined) else "",
+        f"(default: {_shown(value)})" if value not in (None, []) else "",
     ]
     return " ".join(p for p in parts if p).replace("%", "%%")
 
@@ -69,6 +74,6 @@ def field_flag(p: Any, model: type[BaseModel], name: str, *flags: str, **kwargs:
     if flags and "action" not in kwargs:  # `--table TABLE`, not `--table TABLE_PATH`
         settings["metavar"] = flags[0].lstrip("-").replace("-", "_").upper()
     settings |= kwargs
-    settings.setdefault("help", field_help(model, name, kwargs.get("default", PydanticUndefined)))
+    settings.setdefault("help", field_help(model, name, kwargs.get("default", _UNSET)))
     action: argparse.Action = p.add_argument(*(flags or (f"--{name.replace('_', '-')}",)), **settings)
     return action
