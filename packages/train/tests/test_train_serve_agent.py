@@ -62,6 +62,14 @@ def agent_python(uv_cache: Path, config_dir: Path) -> tuple[list[str], dict[str,
 
 
 @pytest.fixture(scope="module")
+def uv_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """uv's cache for the agent's environment: $UV_CACHE_DIR if set, else one for this module. (Not in a
+    conftest.py: the env package's tests have one, and mypy checks both packages' tests in one run.)"""
+    given = os.environ.get("UV_CACHE_DIR")
+    return Path(given) if given else tmp_path_factory.mktemp("uv-cache")
+
+
+@pytest.fixture(scope="module")
 def agent_env(uv_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], dict[str, str]]:
     """`agent_python`, installed here once (a cold cache downloads ~250 MB from PyPI), so the tests'
     own time limits cover only their runs."""
