@@ -162,7 +162,8 @@ def bench_ci_cold() -> None:
         if proc.returncode != 0:
             print("\n".join(proc.stdout.splitlines()[-60:]))
         # CPU counts the processes CI waited for, not the Pants daemon's own work.
-        report(".ci/run (fresh clone, empty caches)", Timing(wall, cpu, proc.returncode), "cpu: without pantsd")
+        t = Timing(wall, cpu, proc.returncode)
+        report(".ci/run (fresh clone, empty caches)", t, "cpu: without pantsd")
 
 
 def main() -> int:
