@@ -6,7 +6,8 @@ Figures (in this order; `--only NAME,NAME` picks some):
   import        `import router_frontier_rl`, and `import verifiers.v1` alone (the part that is verifiers')
   anypool       `router-train evaluate-anypool` with its default protocol (into a temporary directory;
                 `--anypool-args "..."` adds arguments, e.g. "--groups deepseek,meta" or "--quick")
-  pants-warm    `./pants --no-pantsd test --force ::` on the caches this machine has
+  pants-warm    `./pants --no-pantsd test --force ::` on the caches this machine has (the fast tier)
+  pants-warm-all  the same with `-- -m ""`: both tiers, the end-to-end tests too, as CI runs them
   pants-cold    `./pants --no-pantsd test ::` with EMPTY Pants caches and launcher cache, as on a new
                 machine: they are pointed at a fresh temporary directory (the machine's own caches are
                 neither used nor wiped). Downloads Pants, pex and every locked requirement from PyPI.
@@ -38,7 +39,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 SRC = [REPO / "packages" / p / "src" for p in ("oracle", "env", "train")]
-FIGURES = ("help", "import", "anypool", "pants-warm", "pants-cold", "ci-cold")
+FIGURES = ("help", "import", "anypool", "pants-warm", "pants-warm-all", "pants-cold", "ci-cold")
 COLD = ("pants-cold", "ci-cold")
 
 
@@ -123,12 +124,13 @@ def cold_env(tmp: str) -> dict[str, str]:
     )
 
 
-def bench_pants(cold: bool) -> None:
+def bench_pants(cold: bool, both_tiers: bool = False) -> None:
     if not cold:
         env = dict(os.environ, PANTS_PANTSD="false", PANTS_DYNAMIC_UI="false")
+        tiers = ["--", "-m", ""] if both_tiers else []
         report(
-            "./pants test --force :: (warm caches)",
-            timed(["./pants", "--no-pantsd", "test", "--force", "::"], env=env),
+            "./pants test --force :: " + ("-- -m '' " if both_tiers else "") + "(warm caches)",
+            timed(["./pants", "--no-pantsd", "test", "--force", "::", *tiers], env=env),
         )
         return
     with tempfile.TemporaryDirectory(prefix="bench-pants-cold-") as tmp:
@@ -195,7 +197,7 @@ def main() -> int:
         elif figure == "ci-cold":
             bench_ci_cold()
         else:
-            bench_pants(cold=figure == "pants-cold")
+            bench_pants(cold=figure == "pants-cold", both_tiers=figure == "pants-warm-all")
     return 0
 
 
