@@ -219,7 +219,7 @@ class _Fit:
 def test_a_router_equal_to_one_single_model_has_gap_zero(
     index: CandidateIndex, reference: tuple[OracleTable, TableInfo], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(fits, "train_any_pool", lambda index, train, models, cfg: _Fit(models))
+    monkeypatch.setattr(fits, "train_any_pool", lambda index, train, models, cfg, **_: _Fit(models))
     report = run(index, reference)
     assert len(report.pools) == 3 * 2 + 3  # drawn per group + the reference pool in every group
     for p in report.pools:

@@ -109,12 +109,12 @@ def train_any_pool(
     *,
     progress: bool = False,
     on_step: Callable[[StepMetrics], None] | None = None,
+    score_cache: ScoreCache | None = None,
 ) -> AnyPoolTrainResult:
     """Train on `train_task_ids` with pools drawn from `model_ids`; capability summaries use the train
     tasks only. Deterministic: the same inputs and `cfg.seed` give the same weights. `cfg` defaults to
-    `AnyPoolTrainConfig()`. An `index` with a `route_scores` dict (`ScoreCache`: the evaluation's
-    `SharedRows`, whose folds draw the same bank of pools) keeps the env's route scores there, so runs
-    on it score each (pool, task) once."""
+    `AnyPoolTrainConfig()`. `score_cache` keeps the env's route scores of each (pool, task) across runs
+    that draw the same bank of pools (the evaluation's folds of one group: `SharedRows.route_scores`)."""
     cfg = cfg or AnyPoolTrainConfig()
     _check(index, train_task_ids, model_ids, cfg)
     weights_5 = tuple(float(getattr(cfg.reward, n)) for n in REWARD_NAMES)
@@ -135,8 +135,7 @@ def train_any_pool(
         bank.append(_BankPool(pool, pool.ids, PoolFeatureCache(summary), {}, routes))
     bank_seconds = time.perf_counter() - t0
 
-    kept: ScoreCache | None = getattr(index, "route_scores", None)
-    shared: ScoreCache = {} if kept is None else kept
+    shared: ScoreCache = {} if score_cache is None else score_cache
 
     def scores(p: _BankPool, task_id: str) -> np.ndarray:
         cached = p.scores.get(task_id)

@@ -141,7 +141,9 @@ def fit_all(
         out = []
         for p in partitions:
             train_ids, test_ids = _ids(p.train), _ids(p.test)
-            result = train_any_pool(shared, train_ids, models, anypool_config)
+            result = train_any_pool(
+                shared, train_ids, models, anypool_config, score_cache=shared.route_scores
+            )
             routes, scores = [], []
             for pool in pools[gi]:
                 view = PoolView.build(shared, pool.ids, train_ids)
