@@ -38,7 +38,7 @@ from router_train.local.row_batch import take_rows
 from router_train.local.trainer import (
     MIN_TASKS_PER_SHIFT_FOLD,
     _log_prior,
-    pick_prior_shift,
+    cross_fitted_shift,
     reward_weights,
     score_table,
 )
@@ -208,20 +208,10 @@ def fit_policies(
             shifts.append(None)
             continue
         uniq, held_sets = plan
-        logits: dict[str, np.ndarray] = {}
-        priors: dict[str, np.ndarray] = {}
-        for tasks in held_sets:
-            policy, rest = inner[at], inner_sets[at]
-            at += 1
-            prior = _log_prior(rest, pool_ids)
-            for t, row in zip(tasks, policy.logits(tasks), strict=True):
-                logits[t.instance_id], priors[t.instance_id] = row, prior
-        tau = pick_prior_shift(
-            uniq,
-            np.stack([logits[t.instance_id] for t in uniq]),
-            np.stack([priors[t.instance_id] for t in uniq]),
-            pool_ids,
-        )
+        n = len(held_sets)
+        folds = zip(held_sets, inner[at : at + n], inner_sets[at : at + n], strict=True)
+        at += n
+        tau = cross_fitted_shift(uniq, folds, pool_ids)
         shifts.append(tau * _log_prior(uniq, pool_ids))
     # Without shift folds `fit_policy` trains with `cfg` itself; `plain` differs only in shift_folds,
     # which the training loop never reads.

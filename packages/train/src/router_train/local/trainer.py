@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -194,6 +194,27 @@ def pick_prior_shift(
     return chosen
 
 
+def cross_fitted_shift(
+    uniq: Sequence[TaskRecord],
+    held_out: Iterable[tuple[Sequence[TaskRecord], RouterPolicy, Sequence[TaskRecord]]],
+    pool_ids: Sequence[str],
+) -> float:
+    """`pick_prior_shift` on the cross-fitted train tasks `uniq`: `held_out` gives, per shift fold, its
+    tasks, the policy trained on the rest and that rest (whose oracle labels make the fold's prior)."""
+    logits: dict[str, np.ndarray] = {}
+    priors: dict[str, np.ndarray] = {}
+    for tasks, policy, rest in held_out:
+        prior = _log_prior(rest, pool_ids)
+        for t, row in zip(tasks, policy.logits(tasks), strict=True):
+            logits[t.instance_id], priors[t.instance_id] = row, prior
+    return pick_prior_shift(
+        uniq,
+        np.stack([logits[t.instance_id] for t in uniq]),
+        np.stack([priors[t.instance_id] for t in uniq]),
+        pool_ids,
+    )
+
+
 STALL_SIGNAL = 0.05
 """Share of groups with a non-zero advantage under which a step teaches (almost) nothing."""
 
@@ -243,22 +264,15 @@ def fit_policy(
         return fit.model_copy(update={"warning": "; ".join(w for w in (fit.warning, note) if w)})
     # Cross-fitting: each task's logits come from a policy trained without it.
     plain = cfg.model_copy(update={"shift_folds": 0})
-    logits: dict[str, np.ndarray] = {}
-    priors: dict[str, np.ndarray] = {}
-    for fold in stratified_folds(uniq, cfg.shift_folds, cfg.seed):
-        held = set(fold)
-        rest = [t for t in train_tasks if t.instance_id not in held]
-        inner = _grpo(plain, rest, pool_ids, (), False, None, keep_records=False).policy
-        tasks = [t for t in uniq if t.instance_id in held]
-        prior = _log_prior(rest, pool_ids)
-        for t, row in zip(tasks, inner.logits(tasks), strict=True):
-            logits[t.instance_id], priors[t.instance_id] = row, prior
-    tau = pick_prior_shift(
-        uniq,
-        np.stack([logits[t.instance_id] for t in uniq]),
-        np.stack([priors[t.instance_id] for t in uniq]),
-        pool_ids,
-    )
+
+    def held_out() -> Iterator[tuple[list[TaskRecord], RouterPolicy, list[TaskRecord]]]:
+        for fold in stratified_folds(uniq, cfg.shift_folds, cfg.seed):
+            held = set(fold)
+            rest = [t for t in train_tasks if t.instance_id not in held]
+            inner = _grpo(plain, rest, pool_ids, (), False, None, keep_records=False).policy
+            yield [t for t in uniq if t.instance_id in held], inner, rest
+
+    tau = cross_fitted_shift(uniq, held_out(), pool_ids)
     shift = tau * _log_prior(uniq, pool_ids)
     final = _grpo(plain, list(train_tasks), pool_ids, eval_tasks, progress, on_step, shift)
     return final.model_copy(update={"prior_shift": tau})
