@@ -26,6 +26,7 @@ from router_oracle.data_files import DATA_DIR
 from router_oracle.errors import OracleInputError
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.table import MODEL_ID_PATTERN, PoolModel, SourceFile
+from router_oracle.text_file import read_text_file
 from router_oracle.validation_message import one_line
 
 CANDIDATES_SCHEMA_VERSION: Final = 1
@@ -207,12 +208,5 @@ def loads_candidates(text: str, *, origin: str = "<string>") -> CandidatesTable:
 def load_candidates(spec: str | os.PathLike[str] = BUNDLED_CANDIDATES) -> CandidatesTable:
     """Read and validate a candidates file (`bundled` or a path); errors name the file."""
     path = candidates_path(spec)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CandidatesError(f"{spec}: cannot read candidates table: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise CandidatesError(
-            f"{spec}: not a UTF-8 candidates table (byte {exc.start}: {exc.reason})"
-        ) from exc
+    text = read_text_file(path, "candidates table", CandidatesError, name=spec)
     return loads_candidates(text, origin=str(spec))

@@ -22,6 +22,7 @@ from pydantic import Field, ValidationError
 from router_oracle.data_files import POOLS_DIR, display_path, pool_path
 from router_oracle.errors import OracleInputError
 from router_oracle.table import Pool
+from router_oracle.text_file import read_text_file
 from router_oracle.validation_message import one_line
 
 
@@ -55,13 +56,9 @@ def pool_label(spec: str | os.PathLike[str]) -> str:
 def load_pool(spec: str | os.PathLike[str]) -> Pool:
     """Read a pool by bundled name or path; errors name the file."""
     path = resolve_pool_spec(spec)
+    text = read_text_file(path, "pool file", OracleInputError, name=spec)
     try:
-        with open(path, "rb") as fh:
-            doc = tomllib.load(fh)
-    except OSError as exc:
-        raise OracleInputError(f"{spec}: cannot read pool file: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise OracleInputError(f"{spec}: not a UTF-8 pool file (byte {exc.start}: {exc.reason})") from exc
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise OracleInputError(f"{spec}: malformed TOML: {exc}") from exc
     if not doc.get("models"):

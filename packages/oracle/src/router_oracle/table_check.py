@@ -18,12 +18,12 @@ It lives apart from `table` because the rule imports the schema; so does reading
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from pydantic import ValidationError
 
 from router_oracle.errors import OracleInputError
 from router_oracle.table import SCHEMA_VERSION, OracleTable, TableError
+from router_oracle.text_file import read_text_file
 from router_oracle.tie_rule import OraclePick, pick_for_task
 from router_oracle.validation_message import one_line
 
@@ -90,10 +90,4 @@ def loads_table(text: str, *, origin: str = "<string>") -> OracleTable:
 
 def load_table(path: str | os.PathLike[str]) -> OracleTable:
     """Read, validate and check a table file (see `loads_table`); errors name the file."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TableError(f"{path}: cannot read oracle table: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise TableError(f"{path}: not a UTF-8 oracle table (byte {exc.start}: {exc.reason})") from exc
-    return loads_table(text, origin=str(path))
+    return loads_table(read_text_file(path, "oracle table", TableError), origin=str(path))

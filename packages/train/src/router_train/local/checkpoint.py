@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError, model_validator
 
 from router_oracle.atomic_file import write_text_atomic
 from router_oracle.frozen_model import FrozenModel
+from router_oracle.text_file import read_text_file
 from router_oracle.validation_message import one_line
 from router_train.local.config import FeatureConfig, LocalTrainConfig, LocalTrainError
 from router_train.local.features import FeatureState, feature_dim
@@ -127,12 +128,7 @@ def dumps_checkpoint(ckpt: BaseModel) -> str:
 
 def read_json_model(path: str | os.PathLike[str], model: type[M], what: str, error: type[ValueError]) -> M:
     """Read and validate a JSON file as `model`; every error is one `error` line naming the file."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise error(f"{path}: cannot read {what}: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise error(f"{path}: not a UTF-8 {what} (byte {exc.start}: {exc.reason})") from exc
+    text = read_text_file(path, what, error)
     try:
         return model.model_validate_json(text)
     except ValidationError as exc:

@@ -17,6 +17,7 @@ from router_oracle.derive import CandidateIndex
 from router_oracle.file_hash import sha256_file
 from router_oracle.pool_file import load_pool
 from router_oracle.table_check import load_table
+from router_oracle.text_file import read_text_file
 from router_oracle.validation_message import one_line
 from router_train.anypool.checkpoint import load_any_pool_router
 from router_train.local.checkpoint import policy_of, read_checkpoint
@@ -38,12 +39,9 @@ CHECKPOINT_KINDS = {
 
 def checkpoint_kind(path: Path) -> str:
     """`local`, `local-anypool` or `baseline`: read from the file's `kind` field."""
+    text = read_text_file(path, "checkpoint", RouteError)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RouteError(f"{path}: cannot read checkpoint: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise RouteError(f"{path}: not a UTF-8 checkpoint (byte {exc.start}: {exc.reason})") from exc
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise RouteError(f"{path}: not a checkpoint: malformed JSON ({exc.msg}, line {exc.lineno})") from exc
     kind = doc.get("kind") if isinstance(doc, dict) else None

@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from router_oracle.frozen_model import FrozenModel
+from router_oracle.text_file import read_text_file
 from router_oracle.validation_message import one_line
 from router_train.route import RouterSpec
 
@@ -74,12 +75,7 @@ class ServeConfig(FrozenModel):
 
 def read_config(path: str | os.PathLike[str]) -> ServeConfig:
     """Read and validate a serve config; every error is one `ServeConfigError` line naming the file."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ServeConfigError(f"{path}: cannot read the serve config: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise ServeConfigError(f"{path}: not UTF-8 (byte {exc.start}: {exc.reason})") from exc
+    text = read_text_file(path, "serve config", ServeConfigError)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
