@@ -174,7 +174,9 @@ def test_no_task_routed_by_a_router_trained_on_it_and_no_held_out_model_in_train
     monkeypatch.setattr(fits.LocalFitter, "__call__", spy_fixed)
     monkeypatch.setattr(fits.baselines, "tfidf_logreg", spy_logreg)
 
-    report = run(index, reference, fold_seeds=[0, 5], jobs=1)
+    # One drawn pool per group (+ the reference pool): the guarantees are per fit and per pool, and a
+    # second drawn pool per group adds only fits.
+    report = run(index, reference, fold_seeds=[0, 5], jobs=1, drawn_pools=1)
     everything = set(index.task_ids)
     groups = {g.name: set(g.models) for g in report.design.groups}
     assert len(anypool_calls) == 3 * 3 * 2  # groups x folds x fold seeds
@@ -243,7 +245,8 @@ def test_report_is_deterministic_and_parallel_safe(
 ) -> None:
     outs = []
     for k, jobs in enumerate((1, 2)):
-        files = write_report(run(index, reference, jobs=jobs), tmp_path / str(k))
+        # one drawn pool per group (+ the reference pool): still several pools per forked worker
+        files = write_report(run(index, reference, jobs=jobs, drawn_pools=1), tmp_path / str(k))
         outs.append({f.name: f.read_bytes() for f in files})
     assert outs[0] == outs[1]
     assert set(outs[0]) == {"report.json", "report.md", "anypool_gaps.png"}
