@@ -13,10 +13,9 @@ from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
 from router_oracle.table import dumps_table
 from router_oracle.table_check import load_table
-from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig, load_any_pool_router, run_any_pool
+from router_train.anypool import load_any_pool_router
 from router_train.cli import main
 from router_train.evaluate.run import Source, _checkpoint
-from router_train.local import LocalTrainConfig, train_local
 from router_train.route import RouterSpec, RouteTask, bundled_tasks, issue_task, load_router
 from router_train.route.plan import id_filter
 from router_train.scoring import baselines
@@ -38,23 +37,7 @@ def eval_ids(table) -> list[str]:
     return sorted(t.instance_id for t in select_tasks(table, "eval"))
 
 
-@pytest.fixture(scope="module")
-def grpo_checkpoint(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("grpo")
-    train_local(LocalTrainConfig(output_dir=out, steps=4, tasks_per_step=16), progress=False)
-    return out / "checkpoint.json"
-
-
-@pytest.fixture(scope="module")
-def anypool_checkpoint(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("anypool")
-    cfg = AnyPoolRunConfig(
-        output_dir=out,
-        held_out_models=["kimi-k2.5-high"],
-        train=AnyPoolTrainConfig(steps=4, pool_bank=8, tasks_per_step=16),
-    )
-    run_any_pool(cfg, progress=False)
-    return out / "checkpoint.json"
+# grpo_checkpoint, anypool_checkpoint: conftest.py (shared with test_train_route_dial).
 
 
 def _tasks_file(path: Path, tasks: list[RouteTask]) -> Path:
