@@ -58,6 +58,7 @@ def derive_command(label: str, model_ids: Sequence[str], pool_name: str, output:
         parts += ["-o", display_path(output)]
     return shlex.join(parts)
 
+
 _RowKey = tuple[tuple[tuple[str, float | None], ...], OracleRule]
 
 
