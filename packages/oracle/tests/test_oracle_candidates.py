@@ -141,8 +141,8 @@ IDS = load_candidates().ids
 @given(st.lists(st.sampled_from(IDS), min_size=2, max_size=6, unique=True))
 @example(["gpt-5.2-high", "claude-opus-4.6", "kimi-k2.5-high"])  # a two-run model
 @example(["minimax-m2.5-high", "gpt-5-mini"])
-def test_random_subset_derives_the_table_built_for_that_pool(ids: list[str]) -> None:
-    _check_derived_equals_built(CandidateIndex.load("bundled"), ids)
+def test_random_subset_derives_the_table_built_for_that_pool(index: CandidateIndex, ids: list[str]) -> None:
+    _check_derived_equals_built(index, ids)  # the bundled index, loaded once for every example
 
 
 def test_a_pool_of_one_model_is_refused() -> None:

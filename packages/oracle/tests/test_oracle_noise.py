@@ -46,16 +46,22 @@ def make_table(runs: Mapping[str, Sequence[Sequence[bool]]], cost: Mapping[str, 
     )
     n = len(next(iter(runs.values()))[0])
     tasks = []
+    # Tasks with the same flags are the same row but for the id: each distinct row is built (and picked)
+    # once, then copied under each task's id.
+    rows: dict[tuple[tuple[bool, ...], ...], TaskRecord] = {}
     for i in range(n):
-        per_model = {}
-        for m, rs in runs.items():
-            outcomes = [RunOutcome(run=f"{m}-run{k}", resolved=r[i], cost=cost[m]) for k, r in enumerate(rs)]
-            per_model[m] = ModelOutcome(
-                resolve_rate=sum(o.resolved for o in outcomes) / len(outcomes), cost=cost[m], runs=outcomes
-            )
-        pick = pick_for_task(pool, RULE, per_model)
-        tasks.append(
-            TaskRecord(
+        flags = tuple(tuple(r[i] for r in rs) for rs in runs.values())
+        row = rows.get(flags)
+        if row is None:
+            per_model = {}
+            for m, rs in runs.items():
+                outcomes = [
+                    RunOutcome(run=f"{m}-run{k}", resolved=r[i], cost=cost[m]) for k, r in enumerate(rs)
+                ]
+                rate = sum(o.resolved for o in outcomes) / len(outcomes)
+                per_model[m] = ModelOutcome(resolve_rate=rate, cost=cost[m], runs=outcomes)
+            pick = pick_for_task(pool, RULE, per_model)
+            row = rows[flags] = TaskRecord(
                 instance_id=f"t{i:05d}",
                 repo="o/r",
                 difficulty=None,
@@ -65,7 +71,7 @@ def make_table(runs: Mapping[str, Sequence[Sequence[bool]]], cost: Mapping[str, 
                 best=pick.best,
                 all_failed=pick.all_failed,
             )
-        )
+        tasks.append(row.model_copy(update={"instance_id": f"t{i:05d}"}))
     return OracleTable(pool=pool, rule=RULE, sources=[], command="synthetic", tasks=tasks)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from router_oracle.table import (
     TaskRecord,
 )
 from router_oracle.tie_rule import pick_for_task
+from router_train.evaluate import EvalReport, evaluate
+from router_train.evaluate.report import TableInfo
 from router_train.local import LocalTrainConfig
 
 DATA = Path(__file__).parent / "data"
@@ -65,3 +68,13 @@ def make_table(n: int = 60, seed: int = 1) -> OracleTable:
             )
         )
     return OracleTable(pool=POOL, rule=OracleRule(), sources=[], command="test", tasks=tasks)
+
+
+@functools.cache
+def cv_report(jobs: int) -> EvalReport:
+    """Cross-validated `evaluate` of `make_table(80)`: 4 folds x fold seeds 0 and 1, every built-in router
+    and FAST_LOCAL; computed once per process and `jobs` (the folds and curves tests read the same one,
+    and compare jobs 1 with jobs 2)."""
+    table = make_table(n=80)
+    info = TableInfo(file="t.json", sha256="0" * 64, pool=table.pool.ids, n_tasks=len(table.tasks))
+    return evaluate(table, info, folds=4, fold_seeds=[0, 1], local_routers=FAST_LOCAL, jobs=jobs)

@@ -55,10 +55,13 @@ def held_out_accuracy(
     """Accuracy on `test` tasks, each with a pool holding a held-out model; and on the tasks whose
     oracle is a held-out model (with their count)."""
     hits, held_hits, held_n = 0, 0, 0
+    views: dict[tuple[str, ...], PoolView] = {}  # a pool's view on the train tasks, built once
     for tid in test:
         ids = draw_pool(index.model_ids, size, seed=1, key=tid, required_from=held)
         record = index.records(index.pool(ids), [tid])[0]
-        route = policy.route([record], PoolView.build(index, ids, train))[0]
+        if tuple(ids) not in views:
+            views[tuple(ids)] = PoolView.build(index, ids, train)
+        route = policy.route([record], views[tuple(ids)])[0]
         hits += route == record.oracle
         if record.oracle in held:
             held_n += 1

@@ -26,6 +26,9 @@ from router_train.local import LocalTrainError, RewardWeights, read_checkpoint
 
 QUICK = ["--steps", "2", "--tasks-per-step", "8", "--quiet"]
 """A `router-train local` run of a second."""
+QUICK_EVALUATE = ["--no-baselines", "--local", "quick=--steps 2 --tasks-per-step 8 --shift-folds 0"]
+"""`evaluate` of one few-step local router only: these tests are about the output files, and the default
+`local-grpo` (hundreds of steps, cross-fitted) would add only time."""
 
 
 @pytest.fixture
@@ -128,6 +131,7 @@ def test_an_unwritable_directory_is_named(
             "evaluate",
             "--table",
             str(_small_table(in_tmp / "small.json")),
+            *QUICK_EVALUATE,
             "--no-plot",
             "-o",
             str(target),
@@ -270,7 +274,7 @@ def test_an_interrupted_evaluate_leaves_the_previous_report(
     in_tmp: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     table = str(_small_table(in_tmp / "small.json"))
-    assert main(["evaluate", "--table", table, "-o", "rep"]) == 0
+    assert main(["evaluate", "--table", table, *QUICK_EVALUATE, "-o", "rep"]) == 0
     before = _snapshot(in_tmp / "rep")
     assert sorted(before) == ["cost_vs_resolved.png", "report.json", "report.md"]
 
@@ -287,7 +291,7 @@ def test_an_interrupted_evaluate_leaves_the_previous_report(
     monkeypatch.setattr(
         evaluate_run, "write_bytes_atomic", interrupt_at_the_plot(write_bytes_atomic), raising=False
     )
-    assert main(["evaluate", "--table", table, "--seed", "5", "-o", "rep"]) == 130
+    assert main(["evaluate", "--table", table, *QUICK_EVALUATE, "--seed", "5", "-o", "rep"]) == 130
     assert _snapshot(in_tmp / "rep") == before
     assert _hidden(in_tmp) == [] and _hidden(in_tmp / "rep") == []
 

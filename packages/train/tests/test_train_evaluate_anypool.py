@@ -6,6 +6,7 @@ high cost, the others resolve easy tasks (and some repository's hard ones) cheap
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -32,6 +33,7 @@ from router_train.evaluate_anypool import (
     write_report,
 )
 from router_train.evaluate_anypool.pool_average import PoolGaps, floored_gap, gap_differences
+from router_train.evaluate_anypool.report import AnyPoolEvalReport
 from router_train.local import LocalTrainConfig
 from router_train.scoring.decisions import Decisions, EvaluateError, from_labels
 from router_train.scoring.metrics import (
@@ -60,16 +62,23 @@ def resolves(model: str, repo: str, kind: str) -> bool:
     return kind == "easy"
 
 
-@pytest.fixture(scope="module")
-def index() -> CandidateIndex:
-    return synthetic_index(60, MODELS, resolves, providers=PROVIDERS)
-
-
-@pytest.fixture(scope="module")
-def reference(index: CandidateIndex) -> tuple[OracleTable, TableInfo]:
+@functools.cache
+def synthetic() -> tuple[CandidateIndex, tuple[OracleTable, TableInfo]]:
+    """The candidates index and the reference table with its info, built once per process."""
+    index = synthetic_index(60, MODELS, resolves, providers=PROVIDERS)
     table = index.table(REFERENCE_POOL, pool_name="ref")
     info = TableInfo(file="ref.json", sha256="0" * 64, pool=table.pool.ids, n_tasks=len(table.tasks))
-    return table, info
+    return index, (table, info)
+
+
+@pytest.fixture(scope="module")
+def index() -> CandidateIndex:
+    return synthetic()[0]
+
+
+@pytest.fixture(scope="module")
+def reference() -> tuple[OracleTable, TableInfo]:
+    return synthetic()[1]
 
 
 def run(index: CandidateIndex, reference: tuple[OracleTable, TableInfo], **kw: object):  # type: ignore[no-untyped-def]
@@ -86,6 +95,14 @@ def run(index: CandidateIndex, reference: tuple[OracleTable, TableInfo], **kw: o
     args.update(kw)
     groups = args.pop("groups", None) or held_out_groups(index, "provider")
     return evaluate_any_pool(index, table, info, groups, **args)  # type: ignore[arg-type]
+
+
+@functools.cache
+def plain_report(jobs: int) -> AnyPoolEvalReport:
+    """`run` unpatched with one drawn pool per group (+ the reference pool), once per process and `jobs`:
+    the determinism test compares jobs 1 and 2, `test_train_evaluate_curves` reads the curves."""
+    index, reference = synthetic()
+    return run(index, reference, jobs=jobs, drawn_pools=1)
 
 
 # --- design: groups and pools ---------------------------------------------------------------------
@@ -174,7 +191,9 @@ def test_no_task_routed_by_a_router_trained_on_it_and_no_held_out_model_in_train
     monkeypatch.setattr(fits.LocalFitter, "__call__", spy_fixed)
     monkeypatch.setattr(fits.baselines, "tfidf_logreg", spy_logreg)
 
-    report = run(index, reference, fold_seeds=[0, 5], jobs=1)
+    # One drawn pool per group (+ the reference pool): the guarantees are per fit and per pool, and a
+    # second drawn pool per group adds only fits.
+    report = run(index, reference, fold_seeds=[0, 5], jobs=1, drawn_pools=1)
     everything = set(index.task_ids)
     groups = {g.name: set(g.models) for g in report.design.groups}
     assert len(anypool_calls) == 3 * 3 * 2  # groups x folds x fold seeds
@@ -238,12 +257,10 @@ def test_a_router_equal_to_one_single_model_has_gap_zero(
         assert d.gap.mean == pytest.approx(-avg[d.reference].gap.mean, abs=1e-3)  # type: ignore[operator]
 
 
-def test_report_is_deterministic_and_parallel_safe(
-    index: CandidateIndex, reference: tuple[OracleTable, TableInfo], tmp_path: Path
-) -> None:
+def test_report_is_deterministic_and_parallel_safe(tmp_path: Path) -> None:
     outs = []
     for k, jobs in enumerate((1, 2)):
-        files = write_report(run(index, reference, jobs=jobs), tmp_path / str(k))
+        files = write_report(plain_report(jobs), tmp_path / str(k))
         outs.append({f.name: f.read_bytes() for f in files})
     assert outs[0] == outs[1]
     assert set(outs[0]) == {"report.json", "report.md", "anypool_gaps.png"}

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from evaluate_tables import FAST_LOCAL, IDS, make_table
+from evaluate_tables import FAST_LOCAL, IDS, cv_report, make_table
 
 from router_oracle.table import TaskRecord
 from router_train.evaluate import curves, evaluate, write_report
@@ -178,8 +178,7 @@ def test_a_perfect_router_has_the_oracles_apgr(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_curves_in_report_json_and_the_plot(tmp_path: Path) -> None:
-    table = make_table(80)
-    report = evaluate(table, _info(table), folds=4, fold_seeds=(0,), local_routers=FAST_LOCAL)
+    report = cv_report(1)  # make_table(80), 4 folds x 2 fold seeds, shared with the folds tests
     files = write_report(report, tmp_path)
     assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG" and len(files) == 4
     data = json.loads((tmp_path / "report.json").read_text())
@@ -204,8 +203,8 @@ def test_curves_in_report_json_and_the_plot(tmp_path: Path) -> None:
     ]
     md = (tmp_path / "report.md").read_text()
     assert "Cost dial curves" in md and "APGR" in md and "curves.png" in md
-    # The same inputs give the same bytes.
-    again = evaluate(table, _info(table), folds=4, fold_seeds=(0,), local_routers=FAST_LOCAL)
+    # The same inputs give the same bytes (the fits in forked workers here).
+    again = cv_report(2)
     assert json.dumps(again.model_dump(mode="json")) == json.dumps(report.model_dump(mode="json"))
 
 
@@ -223,13 +222,9 @@ def test_dial_module_spy_target_is_the_module_function() -> None:
 
 
 def test_evaluate_anypool_reports_apgr_per_pool_size() -> None:
-    from anypool_tables import synthetic_index
-    from test_train_evaluate_anypool import MODELS, PROVIDERS, REFERENCE_POOL, resolves, run
+    from test_train_evaluate_anypool import plain_report
 
-    index = synthetic_index(60, MODELS, resolves, providers=PROVIDERS)
-    table = index.table(REFERENCE_POOL, pool_name="ref")
-    info = TableInfo(file="ref.json", sha256="0" * 64, pool=table.pool.ids, n_tasks=len(table.tasks))
-    report = run(index, (table, info))
+    report = plain_report(1)  # the protocol on the synthetic candidates, shared with its own tests
     for p in report.pools:
         assert set(p.curves) == {"local-anypool", "local-grpo"}
         for m in p.curves.values():

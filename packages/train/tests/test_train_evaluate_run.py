@@ -224,7 +224,9 @@ def test_cli_writes_the_report_and_prints_the_table(
 
 
 def test_cli_split_options_reach_the_report(table_file: Path, tmp_path: Path) -> None:
-    argv = ["evaluate", "--table", str(table_file), "--no-plot", "-o"]
+    # One 2-step local router only: the split options are the point, not the default local-grpo's fit.
+    quick = ["--no-baselines", "--local", "quick=--steps 2 --tasks-per-step 8 --shift-folds 0"]
+    argv = ["evaluate", "--table", str(table_file), *quick, "--no-plot", "-o"]
     assert main([*argv, str(tmp_path / "default")]) == 0
     assert main([*argv, str(tmp_path / "given"), "--eval-fraction", "0.3", "--split-seed", "2"]) == 0
     reports = {n: json.loads((tmp_path / n / "report.json").read_text()) for n in ("default", "given")}

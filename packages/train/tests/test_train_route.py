@@ -13,13 +13,13 @@ from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
 from router_oracle.table import dumps_table
 from router_oracle.table_check import load_table
-from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig, load_any_pool_router, run_any_pool
+from router_train.anypool import load_any_pool_router
 from router_train.cli import main
 from router_train.evaluate.run import Source, _checkpoint
-from router_train.local import LocalTrainConfig, train_local
 from router_train.route import RouterSpec, RouteTask, bundled_tasks, issue_task, load_router
 from router_train.route.plan import id_filter
 from router_train.scoring import baselines
+from router_train.scoring.decisions import Decisions
 
 NEW_ISSUES = [
     ("django/django", "QuerySet.bulk_update() crashes with a TypeError when a field is a JSONField."),
@@ -38,23 +38,7 @@ def eval_ids(table) -> list[str]:
     return sorted(t.instance_id for t in select_tasks(table, "eval"))
 
 
-@pytest.fixture(scope="module")
-def grpo_checkpoint(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("grpo")
-    train_local(LocalTrainConfig(output_dir=out, steps=4, tasks_per_step=16), progress=False)
-    return out / "checkpoint.json"
-
-
-@pytest.fixture(scope="module")
-def anypool_checkpoint(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("anypool")
-    cfg = AnyPoolRunConfig(
-        output_dir=out,
-        held_out_models=["kimi-k2.5-high"],
-        train=AnyPoolTrainConfig(steps=4, pool_bank=8, tasks_per_step=16),
-    )
-    run_any_pool(cfg, progress=False)
-    return out / "checkpoint.json"
+# grpo_checkpoint, anypool_checkpoint: conftest.py (shared with test_train_route_dial).
 
 
 def _tasks_file(path: Path, tasks: list[RouteTask]) -> Path:
@@ -115,17 +99,23 @@ def test_grpo_checkpoint_routes_as_evaluate(grpo_checkpoint, table, eval_ids, tm
     assert matrix is not None and matrix.shape == (len(tasks), 3)
 
 
+@pytest.fixture(scope="module")
+def evaluate_baselines(table) -> dict[str, Decisions]:
+    """evaluate's baselines, fitted on the train split sorted by id, routing the eval split (by name)."""
+    train = sorted(select_tasks(table, "train"), key=lambda t: t.instance_id)
+    test = sorted(select_tasks(table, "eval"), key=lambda t: t.instance_id)
+    return {d.name: d for d in baselines.fitted_baselines(train, test, table.pool.ids, 0)}
+
+
 @pytest.mark.parametrize("name", ["cheapest-on-train", "tfidf-logreg", "tfidf-logreg(balanced)", "tfidf-knn"])
-def test_saved_baseline_routes_as_evaluate(name, table, eval_ids, tmp_path, capsys):
+def test_saved_baseline_routes_as_evaluate(name, table, eval_ids, evaluate_baselines, tmp_path, capsys):
     assert main(["fit", name, "--split", "train", "--output-dir", str(tmp_path / "fit")]) == 0
     ckpt = tmp_path / "fit" / "checkpoint.json"
     argv = ["--checkpoint", str(ckpt), "--table", str(bundled_table_path()), "--explain"]
     out = _route(capsys, *argv, *_instances(eval_ids))
     got = {d["instance_id"]: d["model"] for d in out}
     # evaluate fits its baselines on the train split sorted by id and routes the eval split with them.
-    train = sorted(select_tasks(table, "train"), key=lambda t: t.instance_id)
-    test = sorted(select_tasks(table, "eval"), key=lambda t: t.instance_id)
-    rows = {d.name: d for d in baselines.fitted_baselines(train, test, table.pool.ids, 0)}
+    rows = evaluate_baselines
     row = next(d for n, d in rows.items() if n.startswith(name) and (n == name or n.startswith("tfidf-knn")))
     assert got == {i: next(iter(c)) for i, c in row.choices.items()}
     assert out[0]["router"].startswith(row.name + ":") and out[0]["scores"]

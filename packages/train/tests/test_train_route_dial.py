@@ -15,10 +15,8 @@ import pytest
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
 from router_oracle.table_check import load_table
-from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig, run_any_pool
 from router_train.cli import main
 from router_train.evaluate.dial import apply_dial
-from router_train.local import LocalTrainConfig, train_local
 from router_train.route import RouterSpec, bundled_tasks, load_router
 from router_train.scoring.metrics import task_outcome
 from router_train.serve.config import ServeConfigError, read_config
@@ -38,11 +36,7 @@ def train_records(table):
     return select_tasks(table, "train")
 
 
-@pytest.fixture(scope="module")
-def grpo_checkpoint(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("grpo")
-    train_local(LocalTrainConfig(output_dir=out, steps=4, tasks_per_step=16), progress=False)
-    return out / "checkpoint.json"
+# grpo_checkpoint, anypool_checkpoint: conftest.py (shared with test_train_route).
 
 
 @pytest.fixture(scope="module")
@@ -165,14 +159,8 @@ def test_older_checkpoint_is_calibrated_from_its_table(grpo_checkpoint, logreg_c
         assert len(err.strip().splitlines()) == 1 and "re-train / re-fit to calibrate" in err
 
 
-def test_anypool_budget_is_calibrated_for_the_given_pool(tmp_path, capsys):
-    out = tmp_path / "anypool"
-    cfg = AnyPoolRunConfig(
-        output_dir=out,
-        held_out_models=["kimi-k2.5-high"],
-        train=AnyPoolTrainConfig(steps=4, pool_bank=8, tasks_per_step=16),
-    )
-    run_any_pool(cfg, progress=False)
+def test_anypool_budget_is_calibrated_for_the_given_pool(anypool_checkpoint, tmp_path, capsys):
+    out = anypool_checkpoint.parent  # kimi-k2.5-high held out
     pool = tmp_path / "pool.toml"
     ids = ["kimi-k2.5-high", "gpt-5-mini", "claude-opus-4.6"]
     rows = "".join(f'[[models]]\nid = "{m}"\nname = "{m}"\nruns = ["run-{m}"]\n' for m in ids)

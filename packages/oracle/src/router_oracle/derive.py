@@ -44,6 +44,10 @@ IN_MEMORY = "(in memory)"
 DEFAULT_POOL_NAME = "subset"
 """Pool name of a derived table when none is given."""
 
+ROW_CACHE_POOLS = 64
+"""Pools whose rows `CandidateIndex.records` keeps (least recently used dropped first): trainers and
+episodes ask for the same pool's rows again and again, and a row is the same frozen record each time."""
+
 
 def derive_command(label: str, model_ids: Sequence[str], pool_name: str, output: str | None = None) -> str:
     """The `router-oracle build --from-candidates` command line of a derived table."""
@@ -53,6 +57,9 @@ def derive_command(label: str, model_ids: Sequence[str], pool_name: str, output:
     if output is not None:
         parts += ["-o", display_path(output)]
     return shlex.join(parts)
+
+
+_RowKey = tuple[tuple[tuple[str, float | None], ...], OracleRule]
 
 
 class CandidateIndex:
@@ -67,6 +74,8 @@ class CandidateIndex:
         self._column = {run: i for i, run in enumerate(candidates.runs)}
         self._models = {m.id: m for m in candidates.models}
         self._outcomes: dict[str, dict[str, ModelOutcome]] = {}
+        # (pool's (id, price) pairs in order, rule) -> task id -> its row; insertion order = recency.
+        self._row_cache: dict[_RowKey, dict[str, TaskRecord]] = {}
         self._digest: str | None = None
 
     @classmethod
@@ -131,7 +140,22 @@ class CandidateIndex:
         rule = rule or OracleRule()
         ids = self.task_ids if task_ids is None else list(task_ids)
         outcomes = {m.id: self.outcomes(m.id) for m in pool.models}
-        return [task_record(self.task(i), pool, rule, {m: outcomes[m][i] for m in outcomes}) for i in ids]
+        # A row depends on the pool only through its models' ids, order and prices (the tie rule's
+        # inputs), not its name: rows built once per pool are reused, the same immutable records.
+        key = (tuple((m.id, m.price) for m in pool.models), rule)
+        rows = self._row_cache.pop(key, None)
+        if rows is None:
+            rows = {}
+            if len(self._row_cache) >= ROW_CACHE_POOLS:
+                del self._row_cache[next(iter(self._row_cache))]
+        self._row_cache[key] = rows
+        out = []
+        for i in ids:
+            row = rows.get(i)
+            if row is None:
+                row = rows[i] = task_record(self.task(i), pool, rule, {m: outcomes[m][i] for m in outcomes})
+            out.append(row)
+        return out
 
     def digest(self) -> str:
         """sha256 of the table's canonical text (that of its file, when the file is canonical)."""

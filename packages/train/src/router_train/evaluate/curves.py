@@ -137,6 +137,21 @@ def _trapezoid_mean(y: np.ndarray) -> np.ndarray:
     return out
 
 
+def _grid(mc: np.ndarray, weak: int, strong: int) -> np.ndarray:
+    """(k, GRID): the cost grid from the cheapest to the strongest model of each sample."""
+    wc, sc = mc[weak], mc[strong]
+    u = np.linspace(0.0, 1.0, GRID)
+    out: np.ndarray = wc[:, None] + u[None] * (sc - wc)[:, None]
+    return out
+
+
+def _mix_on_grid(mr: np.ndarray, mc: np.ndarray, weak: int, strong: int) -> np.ndarray:
+    """(k, GRID): the best random mix of single models at each cost of `_grid`."""
+    grid = _grid(mc, weak, strong)
+    mix = mix_resolved_at_cost(np.repeat(mr, GRID, axis=1), np.repeat(mc, GRID, axis=1), grid.ravel())
+    return mix.reshape(grid.shape)
+
+
 def curve_stats(
     pr: np.ndarray,
     pc: np.ndarray,
@@ -144,14 +159,16 @@ def curve_stats(
     mc: np.ndarray,
     weak: int,
     strong: int,
+    *,
+    mix: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Curve metrics on k samples at once. `pr`, `pc`: (k, points) resolved and cost of the curve's
-    points; `mr`, `mc`: (models, k) the single models' resolved and cost; `weak`, `strong`: model rows.
+    points; `mr`, `mc`: (models, k) the single models' resolved and cost; `weak`, `strong`: model rows;
+    `mix`: `_mix_on_grid` of these, when already at hand (it depends on the models only).
     Returns arrays of shape (k,) (`pgr`: (k, points)); NaN where r_s <= r_w, inf where CPT is not reached."""
     k = pr.shape[0]
     wr, wc, sr, sc = mr[weak], mc[weak], mr[strong], mc[strong]
-    u = np.linspace(0.0, 1.0, GRID)
-    grid = wc[:, None] + u[None] * (sc - wc)[:, None]
+    grid = _grid(mc, weak, strong)
     curve = np.empty((k, GRID))
     for i in range(k):
         order = np.argsort(pc[i], kind="stable")
@@ -163,8 +180,9 @@ def curve_stats(
     with np.errstate(divide="ignore", invalid="ignore"):
         pgr_grid = np.where(span[:, None] > EPS, (curve - wr[:, None]) / span[:, None], np.nan)
         pgr_points = np.where(span[:, None] > EPS, (pr - wr[:, None]) / span[:, None], np.nan)
-    mix = mix_resolved_at_cost(np.repeat(mr, GRID, axis=1), np.repeat(mc, GRID, axis=1), grid.ravel())
-    area = _trapezoid_mean(curve - mix.reshape(k, GRID))
+    if mix is None:
+        mix = _mix_on_grid(mr, mc, weak, strong)
+    area = _trapezoid_mean(curve - mix)
     out = {"apgr": _trapezoid_mean(pgr_grid), "area_vs_mix": 100 * area, "pgr": pgr_points}
     for name, level in (("cpt50", 0.5), ("cpt80", 0.8)):
         hit = pgr_grid >= level - 1e-9
@@ -192,6 +210,35 @@ def _stat(full: float, samples: np.ndarray | None, *, cpt: bool = False) -> Curv
     return CurveStat(mean=_round(full), low=_round(ci[0]) if ci else None, high=_round(ci[1]) if ci else None)
 
 
+_BOOTSTRAPS: dict[tuple[object, ...], tuple[TaskResample, np.ndarray]] = {}
+"""The last few (single models' outcomes, weak, strong, seed) -> their resample and its mix on the grid:
+every router's curve on one evaluation (and the oracle's) shares them, and the mix is most of the cost."""
+_BOOTSTRAPS_KEPT = 4
+
+
+def _bootstrap(
+    model_resolved: np.ndarray, model_cost: np.ndarray, weak: int, strong: int, seed: int
+) -> tuple[TaskResample, np.ndarray]:
+    key = (
+        seed,
+        weak,
+        strong,
+        model_resolved.shape,
+        model_resolved.dtype.str,
+        model_resolved.tobytes(),
+        model_cost.dtype.str,
+        model_cost.tobytes(),
+    )
+    hit = _BOOTSTRAPS.get(key)
+    if hit is None:
+        rs = TaskResample(model_resolved, model_cost, seed)
+        hit = (rs, _mix_on_grid(rs.mr, rs.mc, weak, strong))
+        if len(_BOOTSTRAPS) >= _BOOTSTRAPS_KEPT:
+            del _BOOTSTRAPS[next(iter(_BOOTSTRAPS))]
+        _BOOTSTRAPS[key] = hit
+    return hit
+
+
 def measure_curve(
     point_resolved: np.ndarray,
     point_cost: np.ndarray,
@@ -217,10 +264,10 @@ def measure_curve(
     if bootstrap:
         # The resamples `metrics.task_resample` draws for this seed and task count: curve intervals pair
         # with the rows' gap intervals.
-        rs = TaskResample(model_resolved, model_cost, seed)
+        rs, mix = _bootstrap(model_resolved, model_cost, weak, strong, seed)
         pr = point_resolved[:, rs.idx].mean(axis=2).T
         pc = point_cost[:, rs.idx].mean(axis=2).T
-        boot = curve_stats(pr, pc, rs.mr, rs.mc, weak, strong)
+        boot = curve_stats(pr, pc, rs.mr, rs.mc, weak, strong, mix=mix)
 
     def stat(name: str) -> CurveStat:
         return _stat(float(full[name][0]), None if boot is None else boot[name], cpt=name.startswith("cpt"))

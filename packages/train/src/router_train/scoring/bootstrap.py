@@ -76,14 +76,24 @@ def mix_resolved_at_cost(mr: np.ndarray, mc: np.ndarray, cost: np.ndarray) -> np
 
     `mr`, `mc`: (models, k) resolved rates and costs; `cost`: (k,) budgets.
     """
-    best = np.full(cost.shape, -np.inf)
+    shape = cost.shape
     m = mr.shape[0]
+    # Flat (models, k) views of the budgets' shape, so each pair below touches only where it mixes.
+    cost = cost.ravel()
+    mr = np.broadcast_to(mr, (m, *shape)).reshape(m, -1)
+    mc = np.broadcast_to(mc, (m, *shape)).reshape(m, -1)
+    best = np.full(cost.shape, -np.inf)
     for i in range(m):
-        best = np.maximum(best, np.where(mc[i] <= cost + EPS, mr[i], -np.inf))
+        np.maximum(best, np.where(mc[i] <= cost + EPS, mr[i], -np.inf), out=best)
+        below = mc[i] < cost
         for j in range(m):
+            if j == i:  # mc[i] < cost < mc[i] never holds
+                continue
             span = mc[j] - mc[i]
-            inside = (mc[i] < cost) & (cost < mc[j]) & (span > EPS)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                val = mr[i] + (mr[j] - mr[i]) * (cost - mc[i]) / span
-            best = np.maximum(best, np.where(inside, val, -np.inf))
-    return best
+            # The mix of i and j only where it exists: elsewhere it would add max(best, -inf) = best.
+            at = np.flatnonzero(below & (cost < mc[j]) & (span > EPS))
+            if at.size:
+                ri, ci = mr[i, at], mc[i, at]
+                val = ri + (mr[j, at] - ri) * (cost[at] - ci) / span[at]
+                best[at] = np.maximum(best[at], val)
+    return best.reshape(shape)
