@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+import route_checkpoints
 
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
@@ -38,7 +39,15 @@ def eval_ids(table) -> list[str]:
     return sorted(t.instance_id for t in select_tasks(table, "eval"))
 
 
-# grpo_checkpoint, anypool_checkpoint: conftest.py (shared with test_train_route_dial).
+# Trained once per process and shared with test_train_route_dial (route_checkpoints).
+@pytest.fixture(scope="module")
+def grpo_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return route_checkpoints.grpo_checkpoint(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def anypool_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return route_checkpoints.anypool_checkpoint(tmp_path_factory)
 
 
 def _tasks_file(path: Path, tasks: list[RouteTask]) -> Path:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import route_checkpoints
 
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
@@ -36,7 +37,15 @@ def train_records(table):
     return select_tasks(table, "train")
 
 
-# grpo_checkpoint, anypool_checkpoint: conftest.py (shared with test_train_route).
+# Trained once per process and shared with test_train_route (route_checkpoints).
+@pytest.fixture(scope="module")
+def grpo_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return route_checkpoints.grpo_checkpoint(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def anypool_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return route_checkpoints.anypool_checkpoint(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,38 @@
+"""Checkpoints that test_train_route and test_train_route_dial both route with, trained once per test
+process (the two files run in one batch: packages/train/tests/BUILD). Only read by the tests, which
+write their outputs elsewhere. A helper module, not a conftest.py: mypy checks all test directories as
+one program, and the env's tests already have the one module named `conftest`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig, run_any_pool
+from router_train.local import LocalTrainConfig, train_local
+
+_trained: dict[str, Path] = {}
+
+
+def grpo_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 4-step local GRPO checkpoint on the bundled table's train split."""
+    if "grpo" not in _trained:
+        out = tmp_path_factory.mktemp("grpo")
+        train_local(LocalTrainConfig(output_dir=out, steps=4, tasks_per_step=16), progress=False)
+        _trained["grpo"] = out / "checkpoint.json"
+    return _trained["grpo"]
+
+
+def anypool_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 4-step any-pool checkpoint on the bundled candidates, `kimi-k2.5-high` held out."""
+    if "anypool" not in _trained:
+        out = tmp_path_factory.mktemp("anypool")
+        cfg = AnyPoolRunConfig(
+            output_dir=out,
+            held_out_models=["kimi-k2.5-high"],
+            train=AnyPoolTrainConfig(steps=4, pool_bank=8, tasks_per_step=16),
+        )
+        run_any_pool(cfg, progress=False)
+        _trained["anypool"] = out / "checkpoint.json"
+    return _trained["anypool"]
