@@ -6,7 +6,11 @@ Figures (in this order; `--only NAME,NAME` picks some):
   import        `import router_frontier_rl`, and `import verifiers.v1` alone (the part that is verifiers')
   anypool       `router-train evaluate-anypool` with its default protocol (into a temporary directory;
                 `--anypool-args "..."` adds arguments, e.g. "--groups deepseek,meta" or "--quick")
-  pants-warm    `./pants --no-pantsd test --force ::` on the caches this machine has (the fast tier)
+  pants-warm    `./pants --no-pantsd test --force ::` on the caches this machine has (the fast tier); this
+                includes starting Pants (~15 s of CPU on 2 cores: its rule graph, built twice)
+  pants-daemon  `./pants test --force ::` with the Pants daemon already running, as a second run in a
+                checkout is (the first `./pants test ::` starts it and is not timed); CPU includes the
+                daemon's and its test processes'
   pants-warm-all  the same with `-- -m ""`: both tiers, the end-to-end tests too, as CI runs them
   pants-cold    `./pants --no-pantsd test ::` with EMPTY Pants caches and launcher cache, as on a new
                 machine: they are pointed at a fresh temporary directory (the machine's own caches are
@@ -39,7 +43,16 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 SRC = [REPO / "packages" / p / "src" for p in ("oracle", "env", "train")]
-FIGURES = ("help", "import", "anypool", "pants-warm", "pants-warm-all", "pants-cold", "ci-cold")
+FIGURES = (
+    "help",
+    "import",
+    "anypool",
+    "pants-warm",
+    "pants-daemon",
+    "pants-warm-all",
+    "pants-cold",
+    "ci-cold",
+)
 COLD = ("pants-cold", "ci-cold")
 
 
@@ -140,6 +153,33 @@ def bench_pants(cold: bool, both_tiers: bool = False) -> None:
         )
 
 
+def pantsd_cpu() -> float:
+    """CPU seconds of this checkout's Pants daemon and the processes it has waited for (0 if none runs)."""
+    for pid_file in REPO.glob(".pids/*/pantsd/pid"):
+        try:
+            stat = Path(f"/proc/{pid_file.read_text().strip()}/stat").read_text()
+        except OSError:
+            continue
+        # After the command name: state is field 3, utime/stime/cutime/cstime are fields 14-17.
+        fields = stat.rsplit(")", 1)[1].split()
+        return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    return 0.0
+
+
+def bench_pants_daemon() -> None:
+    env = dict(os.environ, PANTS_DYNAMIC_UI="false")
+    start = timed(["./pants", "test", "::"], env=env)  # starts the daemon (results cached or not)
+    if start.rc != 0:
+        report("./pants test :: (starting the daemon)", start)
+        return
+    before = pantsd_cpu()
+    t = timed(["./pants", "test", "--force", "::"], env=env)
+    report(
+        "./pants test --force :: (daemon running)",
+        Timing(t.wall, t.cpu + pantsd_cpu() - before, t.rc),
+    )
+
+
 def bench_ci_cold() -> None:
     """`.ci/run` in a fresh clone of HEAD (with `../shared` beside it when the checkout has one) on empty
     caches: what CI does on a new machine. Its step headers print the elapsed time of each step."""
@@ -196,6 +236,8 @@ def main() -> int:
             bench_anypool(args.anypool_args)
         elif figure == "ci-cold":
             bench_ci_cold()
+        elif figure == "pants-daemon":
+            bench_pants_daemon()
         else:
             bench_pants(cold=figure == "pants-cold", both_tiers=figure == "pants-warm-all")
     return 0
