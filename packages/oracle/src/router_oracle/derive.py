@@ -74,6 +74,9 @@ class CandidateIndex:
         self._column = {run: i for i, run in enumerate(candidates.runs)}
         self._models = {m.id: m for m in candidates.models}
         self._outcomes: dict[str, dict[str, ModelOutcome]] = {}
+        self.row_cache_pools: int | None = ROW_CACHE_POOLS
+        """How many pools' rows `records` keeps (None: every pool's, for an index that lives as long as
+        one unit of work over a known set of pools)."""
         # (pool's (id, price) pairs in order, rule) -> task id -> its row; insertion order = recency.
         self._row_cache: dict[_RowKey, dict[str, TaskRecord]] = {}
         self._digest: str | None = None
@@ -146,7 +149,7 @@ class CandidateIndex:
         rows = self._row_cache.pop(key, None)
         if rows is None:
             rows = {}
-            if len(self._row_cache) >= ROW_CACHE_POOLS:
+            if self.row_cache_pools is not None and len(self._row_cache) >= self.row_cache_pools:
                 del self._row_cache[next(iter(self._row_cache))]
         self._row_cache[key] = rows
         out = []

@@ -210,33 +210,22 @@ def _stat(full: float, samples: np.ndarray | None, *, cpt: bool = False) -> Curv
     return CurveStat(mean=_round(full), low=_round(ci[0]) if ci else None, high=_round(ci[1]) if ci else None)
 
 
-_BOOTSTRAPS: dict[tuple[object, ...], tuple[TaskResample, np.ndarray]] = {}
-"""The last few (single models' outcomes, weak, strong, seed) -> their resample and its mix on the grid:
-every router's curve on one evaluation (and the oracle's) shares them, and the mix is most of the cost."""
-_BOOTSTRAPS_KEPT = 4
+@dataclass(frozen=True)
+class CurveBootstrap:
+    """The task resamples of one evaluation's single models and their best random mix on each resample's
+    cost grid: every curve measured on that evaluation shares them (the mix is most of a curve's cost)."""
 
+    resample: TaskResample
+    """The resamples (`metrics.task_resample` draws the same for the seed and task count)."""
+    mix: np.ndarray
+    """(resamples, GRID): `_mix_on_grid` of the resampled single models."""
 
-def _bootstrap(
-    model_resolved: np.ndarray, model_cost: np.ndarray, weak: int, strong: int, seed: int
-) -> tuple[TaskResample, np.ndarray]:
-    key = (
-        seed,
-        weak,
-        strong,
-        model_resolved.shape,
-        model_resolved.dtype.str,
-        model_resolved.tobytes(),
-        model_cost.dtype.str,
-        model_cost.tobytes(),
-    )
-    hit = _BOOTSTRAPS.get(key)
-    if hit is None:
+    @classmethod
+    def draw(
+        cls, model_resolved: np.ndarray, model_cost: np.ndarray, weak: int, strong: int, seed: int
+    ) -> CurveBootstrap:
         rs = TaskResample(model_resolved, model_cost, seed)
-        hit = (rs, _mix_on_grid(rs.mr, rs.mc, weak, strong))
-        if len(_BOOTSTRAPS) >= _BOOTSTRAPS_KEPT:
-            del _BOOTSTRAPS[next(iter(_BOOTSTRAPS))]
-        _BOOTSTRAPS[key] = hit
-    return hit
+        return cls(rs, _mix_on_grid(rs.mr, rs.mc, weak, strong))
 
 
 def measure_curve(
@@ -249,9 +238,12 @@ def measure_curve(
     seed: int,
     *,
     bootstrap: bool = True,
+    shared: CurveBootstrap | None = None,
 ) -> tuple[CurveMetrics, list[CurveStat]]:
     """Curve metrics and per-point PGR of a curve given per task: `point_resolved`, `point_cost`
-    (points, tasks) its expected outcome at each point; `model_resolved`, `model_cost` (models, tasks)."""
+    (points, tasks) its expected outcome at each point; `model_resolved`, `model_cost` (models, tasks).
+    `shared`: `CurveBootstrap.draw` of these models, weak, strong and seed, when another curve of the same
+    evaluation drew it already."""
     full = curve_stats(
         point_resolved.mean(axis=1)[None],
         point_cost.mean(axis=1)[None],
@@ -264,10 +256,11 @@ def measure_curve(
     if bootstrap:
         # The resamples `metrics.task_resample` draws for this seed and task count: curve intervals pair
         # with the rows' gap intervals.
-        rs, mix = _bootstrap(model_resolved, model_cost, weak, strong, seed)
+        drawn = shared or CurveBootstrap.draw(model_resolved, model_cost, weak, strong, seed)
+        rs = drawn.resample
         pr = point_resolved[:, rs.idx].mean(axis=2).T
         pc = point_cost[:, rs.idx].mean(axis=2).T
-        boot = curve_stats(pr, pc, rs.mr, rs.mc, weak, strong, mix=mix)
+        boot = curve_stats(pr, pc, rs.mr, rs.mc, weak, strong, mix=drawn.mix)
 
     def stat(name: str) -> CurveStat:
         return _stat(float(full[name][0]), None if boot is None else boot[name], cpt=name.startswith("cpt"))
@@ -395,13 +388,15 @@ def router_curves(
 
     curves: dict[str, RouterCurve] = {}
     cols = np.arange(n)
+    # Every router's curve is measured against the same single models: their resamples are drawn once.
+    shared = CurveBootstrap.draw(all_resolved.T, all_cost.T, weak, strong, seed) if picks else None
     for name, arr in picks.items():
         if (arr < 0).any():
             raise ValueError(f"{name}: some tasks have no curve route in some fold seed")
         # (points, tasks): each task's outcome averaged over fold seeds, as the pooled rows are.
         res = np.mean([all_resolved[cols, arr[r]] for r in range(repeats)], axis=0)
         cst = np.mean([all_cost[cols, arr[r]] for r in range(repeats)], axis=0)
-        metrics, pgr = measure_curve(res, cst, all_resolved.T, all_cost.T, weak, strong, seed)
+        metrics, pgr = measure_curve(res, cst, all_resolved.T, all_cost.T, weak, strong, seed, shared=shared)
         dials = np.median(np.stack(fit_dials[name]), axis=0)
         targets = np.mean(np.stack(fit_targets[name]), axis=0)
         curves[name] = RouterCurve(_points(shares, targets, dials, res, cst, singles, pgr), metrics)

@@ -12,7 +12,7 @@ group), one set of fixed-pool routers per (task partition, distinct evaluation p
 
 Work is shared where the results cannot differ: a fit unit is one held-out group (its any-pool routers
 of every partition) or one distinct pool (its fixed-pool routers of every partition), and each unit reads
-table rows through `SharedRows`, which builds a pool's row of a task once. A group's training bank is
+table rows through `SharedRows`, which keeps every row it builds for the unit. A group's training bank is
 drawn from the same models in every partition, so its pools' rows (the tie-rule pick of every task) are
 built once per group instead of once per fold; a fixed pool's rows once instead of once per partition.
 """
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from router_oracle.derive import CandidateIndex
-from router_oracle.table import OracleRule, Pool, TaskRecord
+from router_oracle.table import TaskRecord
 from router_train.anypool import AnyPoolTrainConfig, PoolView, train_any_pool
 from router_train.anypool.heldout import ROUTER_NAME as ANYPOOL_NAME
 from router_train.anypool.trainer import ScoreCache
@@ -64,27 +64,17 @@ class Routed:
 
 
 class SharedRows(CandidateIndex):
-    """The candidates index `index`, whose `records` builds each (pool, task) row once and then hands out
-    the same (frozen) row: a row is a function of the pool's model ids, in order, and the task alone."""
+    """The candidates index `index` for one fit unit: its `records` keeps the rows of every pool the unit
+    asks for (not only the index's most recent ones), so a group's bank of training pools, drawn alike in
+    every partition, is turned into rows once per group."""
 
     def __init__(self, index: CandidateIndex) -> None:
         self.__dict__.update(index.__dict__)  # the same candidates and per-model outcomes: nothing reloaded
-        self._rows: dict[tuple[str, ...], dict[str, TaskRecord]] = {}
+        self._row_cache = {}  # its own rows, not the index's
+        self.row_cache_pools = None
         self.route_scores: ScoreCache = {}
         """The any-pool trainer's route scores per (pool, task) (`train_any_pool` keeps them here): every
         partition of a group draws the same bank of pools, so each is scored once per group."""
-
-    def records(
-        self, pool: Pool, task_ids: Sequence[str] | None = None, rule: OracleRule | None = None
-    ) -> list[TaskRecord]:
-        if rule is not None:  # the protocol uses the default rule only; others are not shared
-            return super().records(pool, task_ids, rule)
-        ids = self.task_ids if task_ids is None else list(task_ids)
-        rows = self._rows.setdefault(tuple(pool.ids), {})
-        missing = list(dict.fromkeys(i for i in ids if i not in rows))
-        if missing:
-            rows.update(zip(missing, super().records(pool, missing), strict=True))
-        return [rows[i] for i in ids]
 
 
 AnyPoolFit = tuple[list[str], list[list[str]], list[RouterScores]]
