@@ -74,9 +74,9 @@ def test_no_task_is_routed_by_a_router_trained_on_it(table_file: Path) -> None:
     assert len(row.gap_vs_mix.by_fold_seed) == 2 and row.metrics.n_decisions == 2 * len(everything)
 
 
-def test_every_builtin_router_is_cross_validated(table_file: Path) -> None:
-    table, _ = read_table(table_file)
-    report = cv_report(1)  # of the same 80 tasks
+def test_every_builtin_router_is_cross_validated() -> None:
+    table = make_table(n=80)
+    report = cv_report(1)  # of this table
     names = [r.name for r in report.main.routers]
     assert names[: len(IDS)] == [f"always:{m}" for m in IDS]
     assert {"oracle", "cheapest-on-train", "tfidf-logreg(balanced)", "tfidf-knn(k=10)", "local-grpo"} <= set(
