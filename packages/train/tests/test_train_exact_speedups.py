@@ -1,14 +1,17 @@
 """The faster paths of the evaluations compute the very same floats as the plain ones they replace.
 
-`local.row_batch` (a batch's products without a scipy matrix per step), `word_counts` (the TF-IDF
-vocabulary and counts without re-counting every text) and `local.lockstep` (many local-grpo trainings in
-lockstep) must give bitwise what scipy, scikit-learn's `CountVectorizer` and `fit_policy` give: the
-any-pool report is compared byte for byte across versions.
+`local.row_batch` (a batch's products without a scipy matrix per step), `local.kernels` (the compiled
+AdamW, sampling and logit-gradient loops), `word_counts` (the TF-IDF vocabulary and counts without
+re-counting every text) and `local.lockstep` (many local-grpo trainings in lockstep) must give bitwise
+what scipy, numpy's expressions, scikit-learn's `CountVectorizer` and `fit_policy` give: the any-pool
+report is compared byte for byte across versions.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
+from typing import cast
 
 import numpy as np
 import pytest
@@ -22,7 +25,7 @@ from router_oracle.table_check import load_table
 from router_train import text_features
 from router_train.evaluate.fitted import LocalFitter
 from router_train.local import LocalTrainConfig
-from router_train.local.grpo import batch_rows
+from router_train.local.grpo import AdamW, batch_rows, logits_gradient, sample_actions
 from router_train.local.lockstep import fit_policies
 from router_train.local.row_batch import take_rows
 from router_train.local.trainer import fit_policy
@@ -43,13 +46,106 @@ def test_row_batch_products_are_scipys(bundled: OracleTable) -> None:
     vocabulary, idf = text_features.fit_tfidf(tasks)
     x = text_features.tfidf_matrix(tasks, vocabulary, idf)
     rng = np.random.default_rng(3)
-    w = rng.standard_normal((x.shape[1], 4))
-    for rows in (rng.integers(0, 120, size=64), np.asarray([5, 5, 0, 119]), np.zeros(0, dtype=np.int64)):
+    row_sets = (rng.integers(0, 120, size=64), np.asarray([5, 5, 0, 119]), np.zeros(0, dtype=np.int64))
+    # 1 to 9 columns: every width of the kernels' column groups (4, 3, 2, 1) and groups after the first.
+    for k, rows in itertools.product(range(1, 10), row_sets):
+        w = rng.standard_normal((x.shape[1], k))
         batch = take_rows(x, rows)
         plain = batch_rows(x, rows)
-        g = rng.standard_normal((len(rows), 4))
+        g = rng.standard_normal((len(rows), k))
         assert batch.matmul(w).tobytes() == np.asarray(plain @ w).tobytes()
         assert batch.t_matmul(g).tobytes() == np.asarray(plain.T @ g).tobytes()
+
+
+def test_row_batch_products_with_64_bit_indices_and_odd_values() -> None:
+    """int64 index arrays (the lockstep's stacked matrix), unsorted columns, repeated rows, and values
+    whose sums round differently in another order."""
+    rng = np.random.default_rng(8)
+    dense = rng.standard_normal((30, 50)) * 10.0 ** rng.integers(-8, 9, size=(30, 50))
+    dense[rng.random((30, 50)) < 0.7] = 0.0
+    x = sp.csr_matrix(dense)
+    x = sp.csr_matrix((x.data[::-1].copy(), x.indices[::-1].astype(np.int64), x.indptr.astype(np.int64)))
+    rows = rng.integers(0, 30, size=200)
+    for k in (3, 6):
+        w = rng.standard_normal((50, k)) * 1e6
+        g = rng.standard_normal((200, k))
+        plain = batch_rows(x, rows)
+        assert take_rows(x, rows).matmul(w).tobytes() == np.asarray(plain @ w).tobytes()
+        assert take_rows(x, rows).t_matmul(g).tobytes() == np.asarray(plain.T @ g).tobytes()
+    with pytest.raises(ValueError, match="float64"):
+        take_rows(x.astype(np.float32), rows)
+
+
+def _numpy_adamw(
+    p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, t: int, decay: bool, lr: float, wd: float
+) -> None:
+    """AdamW as numpy expressions over whole arrays (what `grpo.AdamW` computed before its kernel)."""
+    b1, b2, eps = 0.9, 0.999, 1e-8
+    m *= b1
+    m += (1.0 - b1) * g
+    v *= b2
+    v += (1.0 - b2) * g * g
+    if decay and wd:
+        p *= 1.0 - lr * wd
+    p -= lr * (m / (1.0 - b1**t)) / (np.sqrt(v / (1.0 - b2**t)) + eps)
+
+
+@pytest.mark.parametrize("wd", [0.0, 2.0])
+def test_adamw_is_numpys_expressions_bitwise(wd: float) -> None:
+    rng = np.random.default_rng(int(wd))
+    w, b = np.zeros((37, 5)), np.zeros((4, 5))
+    ref_w, ref_b = w.copy(), b.copy()
+    moments = [np.zeros_like(a) for a in (w, w, b, b)]
+    opt = AdamW((37, 5), lr=0.05, betas=(0.9, 0.999), weight_decay=wd, shape_b=(4, 5))
+    for t in range(1, 60):
+        gw = rng.standard_normal((37, 5)) * 10.0 ** rng.integers(-9, 3, size=(37, 5))
+        gw[rng.random((37, 5)) < 0.3] = 0.0  # weights with no gradient this step still move
+        gb = rng.standard_normal((4, 5))
+        opt.step(w, b, gw, gb)
+        _numpy_adamw(ref_w, gw, moments[0], moments[1], t, True, 0.05, wd)
+        _numpy_adamw(ref_b, gb, moments[2], moments[3], t, False, 0.05, wd)
+        assert w.tobytes() == ref_w.tobytes() and b.tobytes() == ref_b.tobytes()
+    with pytest.raises(ValueError, match="C-contiguous"):
+        opt.step(np.zeros((5, 37)).T, b, gw, gb)
+
+
+def test_sampling_and_logit_gradient_are_numpys_bitwise() -> None:
+    rng = np.random.default_rng(5)
+    for k in (1, 2, 3, 7):
+        logits = rng.standard_normal((300, k)) * 20.0
+        probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+        probs /= probs.sum(axis=1, keepdims=True)
+        probs[:3] = 1.0 / k  # equal shares: running sums that may end a hair under 1
+        seed = int(rng.integers(1 << 30))
+        actions = sample_actions(probs, 8, np.random.default_rng(seed))
+        cdf = np.cumsum(probs, axis=1)
+        # Draws from the seed, then draws exactly at a running sum and just under 1 (the clamp to K - 1).
+        for u in (
+            np.random.default_rng(seed).random((300, 8)),
+            np.repeat(cdf[:, :1], 8, axis=1),
+            np.full((300, 8), np.nextafter(1.0, 0.0)),
+        ):
+            got = sample_actions(probs, 8, cast(np.random.Generator, _FixedDraws(u)))
+            want = np.minimum(np.sum(u[:, :, None] >= cdf[:, None, :], axis=2), k - 1)
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+        assert actions.tobytes() == sample_actions(probs, 8, np.random.default_rng(seed)).tobytes()
+
+        adv = rng.standard_normal((300, 8))
+        onehot = np.zeros((300, k))
+        np.add.at(onehot, (np.repeat(np.arange(300), 8), actions.ravel()), adv.ravel())
+        want_g = -(onehot - adv.sum(axis=1, keepdims=True) * probs) / (300 * 8)
+        assert logits_gradient(probs, actions, adv).tobytes() == want_g.tobytes()
+
+
+class _FixedDraws:
+    """A generator whose `random` returns given draws."""
+
+    def __init__(self, draws: np.ndarray) -> None:
+        self.draws = draws
+
+    def random(self, shape: tuple[int, int]) -> np.ndarray:
+        assert shape == self.draws.shape
+        return self.draws
 
 
 def _vectorizer_fit(texts: list[str], limit: int) -> tuple[list[str], np.ndarray]:

@@ -12,6 +12,8 @@ from typing import Literal, Protocol
 import numpy as np
 import scipy.sparse as sp
 
+from router_train.local import kernels
+
 Advantage = Literal["mean", "std"]
 """`mean`: reward minus the group mean (prime-rl's `grpo` advantage, what the hosted run uses);
 `std`: that divided by the group's standard deviation + eps (the GRPO paper's normalisation)."""
@@ -55,11 +57,8 @@ def batch_rows(x: sp.csr_matrix, rows: np.ndarray) -> sp.csr_matrix:
 
 def sample_actions(probs: np.ndarray, samples: int, rng: np.random.Generator) -> np.ndarray:
     """`samples` draws per row of `probs` (inverse CDF), shape (rows, samples), ints in [0, K)."""
-    cdf = np.cumsum(probs, axis=1)
     u = rng.random((probs.shape[0], samples))
-    # Rounding can leave the last cdf a hair under 1; clamp so a draw never falls off the end.
-    idx = np.sum(u[:, :, None] >= cdf[:, None, :], axis=2)
-    out: np.ndarray = np.minimum(idx, probs.shape[1] - 1)
+    out: np.ndarray = kernels.inverse_cdf(np.ascontiguousarray(probs, dtype=np.float64), u)
     return out
 
 
@@ -70,9 +69,8 @@ def logits_gradient(probs: np.ndarray, actions: np.ndarray, advantages: np.ndarr
     importance ratio is 1 and PPO-style clipping would never bind: it is left out.
     """
     n_tasks, n_samples = actions.shape
-    k = probs.shape[1]
-    onehot_adv = np.zeros((n_tasks, k))
-    np.add.at(onehot_adv, (np.repeat(np.arange(n_tasks), n_samples), actions.ravel()), advantages.ravel())
+    adv = np.ascontiguousarray(advantages, dtype=np.float64)
+    onehot_adv = kernels.scatter_columns(actions, adv, probs.shape[1])
     out: np.ndarray = -(onehot_adv - advantages.sum(axis=1, keepdims=True) * probs) / (n_tasks * n_samples)
     return out
 
@@ -88,7 +86,11 @@ def policy_gradient(
 
 
 class AdamW:
-    """Adam with decoupled weight decay (on the weights only), for a (weights, bias) pair."""
+    """Adam with decoupled weight decay (on the weights only), for a (weights, bias) pair.
+
+    Per element: m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g g; p = p (1 - lr wd) - lr (m / c1) /
+    (sqrt(v / c2) + eps), with the bias corrections c = 1 - b^t; the bias is not decayed. One compiled
+    pass per array (`kernels.adamw`)."""
 
     def __init__(
         self,
@@ -97,28 +99,27 @@ class AdamW:
         betas: tuple[float, float],
         weight_decay: float,
         eps: float = 1e-8,
+        shape_b: tuple[int, ...] | None = None,
     ) -> None:
+        """`shape_b`: the bias's shape, `(shape_w[1],)` unless given (a stack of biases)."""
         self.lr, self.betas, self.weight_decay, self.eps = lr, betas, weight_decay, eps
         self.m_w, self.v_w = np.zeros(shape_w), np.zeros(shape_w)
-        self.m_b, self.v_b = np.zeros(shape_w[1]), np.zeros(shape_w[1])
+        shape_b = shape_b or (shape_w[1],)
+        self.m_b, self.v_b = np.zeros(shape_b), np.zeros(shape_b)
         self.t = 0
 
     def step(self, w: np.ndarray, b: np.ndarray, grad_w: np.ndarray, grad_b: np.ndarray) -> None:
-        """Update w and b in place."""
+        """Update w and b (C-contiguous float64) in place."""
         self.t += 1
         b1, b2 = self.betas
-        c1, c2 = 1.0 - b1**self.t, 1.0 - b2**self.t
-        for p, g, m, v, decay in (
-            (w, grad_w, self.m_w, self.v_w, True),
-            (b, grad_b, self.m_b, self.v_b, False),
-        ):
-            m *= b1
-            m += (1.0 - b1) * g
-            v *= b2
-            v += (1.0 - b2) * g * g
-            if decay and self.weight_decay:
-                p *= 1.0 - self.lr * self.weight_decay
-            p -= self.lr * (m / c1) / (np.sqrt(v / c2) + self.eps)
+        corrections = (1.0 - b1**self.t, 1.0 - b2**self.t)
+        decay = 1.0 - self.lr * self.weight_decay  # p * 1.0 is p: no decay is the same loop
+        for p, g, m, v, d in ((w, grad_w, self.m_w, self.v_w, decay), (b, grad_b, self.m_b, self.v_b, 1.0)):
+            if not (p.flags.c_contiguous and p.dtype == np.float64):  # else a copy would be updated
+                raise ValueError("AdamW updates C-contiguous float64 parameters only")
+            flat_g = np.ascontiguousarray(g, dtype=np.float64).reshape(-1)
+            flat = (p.reshape(-1), flat_g, m.reshape(-1), v.reshape(-1))
+            kernels.adamw(*flat, self.betas, corrections, self.lr, self.eps, d)
 
 
 def clip_grad_norm(grad_w: np.ndarray, grad_b: np.ndarray, max_norm: float) -> float:

@@ -13,8 +13,10 @@ calls for all of them. Nothing is shared between trainings that could change a n
 - every operation is row-wise (a row is one task of one training) or elementwise, and sums run over
   the same entries in the same order as alone (scipy's kernels over each row's entries; a weight's
   gradient over its own training's rows only, in batch order);
-- the logit gradient divides by each training's own batch size, and AdamW steps each training's weights
-  (views into the shared matrix) with its own optimizer state.
+- the logit gradient divides by each training's own batch size; one AdamW steps the stacked weights,
+  which is each training's own AdamW on its block (the update is elementwise, and every training is at
+  the same step with the same settings); gradient clipping, where on, scales each training's block by
+  its own norm.
 
 The results are the same floats as `fit_policy(cfg, train, pool).policy` (tests check the bytes); what
 is not produced are the per-step records, which only `router-train local` writes.
@@ -30,11 +32,12 @@ import scipy.sparse as sp
 
 from router_frontier_rl.split import stratified_folds, upsampled
 from router_oracle.table import TaskRecord
+from router_train.local import kernels
 from router_train.local.config import LocalTrainConfig, LocalTrainError
 from router_train.local.features import feature_dim, featurize, fit_features, unique_tasks
 from router_train.local.grpo import AdamW, clip_grad_norm, group_advantages, task_batches
 from router_train.local.policy import RouterPolicy, softmax
-from router_train.local.row_batch import take_rows
+from router_train.local.row_batch import RowBatch
 from router_train.local.trainer import (
     MIN_TASKS_PER_SHIFT_FOLD,
     _log_prior,
@@ -53,7 +56,6 @@ class _Run:
     """Epoch position -> the row of its distinct task, offset into the stacked matrix."""
     batches: Iterator[np.ndarray]
     rng: np.random.Generator
-    opt: AdamW
     cols: slice
     """Its rows of the stacked weight matrix (its feature columns in the stacked feature matrix)."""
 
@@ -100,7 +102,6 @@ def grpo_policies(
                 task_rows=row_off + np.asarray([row_of[t.instance_id] for t in epoch], dtype=np.int64),
                 batches=task_batches(len(epoch), batch, rng),
                 rng=rng,
-                opt=AdamW((dim, k), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay),
                 cols=slice(col_off, col_off + dim),
             )
         )
@@ -122,26 +123,29 @@ def grpo_policies(
     tail_w, tail_b = np.zeros((col_off, k)), np.zeros((n_runs, k))
     scale = batch * samples  # each training's `logits_gradient` mean, over its own batch
 
+    # One AdamW over the stacked weights: every training steps at the same count with the same settings,
+    # and the update is elementwise, so this is each training's own AdamW on its block.
+    opt = AdamW((col_off, k), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay, shape_b=(n_runs, k))
+    grad_w = np.zeros((col_off, k))
+    grad_b = np.zeros((n_runs, k))
     for step in range(1, cfg.steps + 1):
         rows = np.concatenate([run.task_rows[next(run.batches)] for run in runs])
-        x = take_rows(x_all, rows)
+        x = RowBatch(x_all.indptr, x_all.indices, x_all.data, rows, col_off)
         probs = softmax(x.matmul(weights) + np.repeat(bias, batch, axis=0))
         # `grpo.sample_actions` for each training with its own generator.
-        cdf = np.cumsum(probs, axis=1)
         u = np.concatenate([run.rng.random((batch, samples)) for run in runs])
-        actions = np.minimum(np.sum(u[:, :, None] >= cdf[:, None, :], axis=2), k - 1)
+        actions = kernels.inverse_cdf(probs, u)
         adv = group_advantages(reward_of[rows[:, None], actions], cfg.adv_eps, cfg.advantage)
         # `grpo.logits_gradient`, per training's batch.
-        n_rows = len(rows)
-        onehot_adv = np.zeros((n_rows, k))
-        np.add.at(onehot_adv, (np.repeat(np.arange(n_rows), samples), actions.ravel()), adv.ravel())
+        onehot_adv = kernels.scatter_columns(actions, adv, k)
         g_logits = -(onehot_adv - adv.sum(axis=1, keepdims=True) * probs) / scale
-        grad = x.t_matmul(g_logits)
+        grad_w.fill(0.0)
+        kernels.rows_t_matmul(x.indptr, x.indices, x.data, rows, g_logits, grad_w)
         for i, run in enumerate(runs):
-            grad_w, grad_b = grad[run.cols], g_logits[i * batch : (i + 1) * batch].sum(axis=0)
+            grad_b[i] = g_logits[i * batch : (i + 1) * batch].sum(axis=0)
             if cfg.max_grad_norm > 0:  # the norm itself feeds only the step records
-                clip_grad_norm(grad_w, grad_b, cfg.max_grad_norm)
-            run.opt.step(run.policy.weights, run.policy.bias, grad_w, grad_b)
+                clip_grad_norm(grad_w[run.cols], grad_b[i], cfg.max_grad_norm)
+        opt.step(weights, bias, grad_w, grad_b)
         if step > tail_start:
             tail_w += weights
             tail_b += bias

@@ -1,11 +1,10 @@
 """A batch of rows of a CSR feature matrix and the two products a GRPO step takes with it.
 
-`take_rows(x, rows)` is `grpo.batch_rows(x, rows)` as plain arrays; `RowBatch.matmul(w)` and
-`RowBatch.t_matmul(g)` are `x[rows] @ w` and `x[rows].T @ g` computed by the very scipy kernels those
-operators call (`csr_matvecs`, and `csc_matvecs` on the transpose, which shares the CSR's arrays), on the
-same arrays, so every sum is taken in the same order and the results are bitwise the same. What is left
-out is the wrapping: building a `csr_matrix` per step, its format checks and its transpose object cost
-several times the products themselves on a 64-row batch, taken thousands of times per fit.
+`take_rows(x, rows)` names the rows; `RowBatch.matmul(w)` and `RowBatch.t_matmul(g)` are `x[rows] @ w`
+and `x[rows].T @ g`, bitwise what scipy computes (the loops of its `csr_matvecs` and `csc_matvecs`,
+compiled in `kernels`), read from `x`'s arrays in place. What is left out is the copy of the rows and
+the wrapping: building a `csr_matrix` per step, its format checks and its transpose object cost several
+times the products themselves on a 64-row batch, taken thousands of times per fit.
 """
 
 from __future__ import annotations
@@ -14,48 +13,43 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse import _sparsetools
+
+from router_train.local import kernels
 
 
 @dataclass(frozen=True)
 class RowBatch:
-    """Rows of a CSR matrix: `indptr` (rows + 1), `indices` and `data` (the rows' entries, in order)."""
+    """Rows `rows` (repeats allowed, in batch order) of the CSR matrix (`indptr`, `indices`, `data`)."""
 
     indptr: np.ndarray
     indices: np.ndarray
     data: np.ndarray
+    rows: np.ndarray
+    """int64 row numbers into the matrix."""
     n_cols: int
-    """Columns of the matrix the rows were taken from."""
+    """Columns of the matrix."""
 
     @property
     def n_rows(self) -> int:
-        return len(self.indptr) - 1
+        return len(self.rows)
 
     def matmul(self, w: np.ndarray) -> np.ndarray:
         """`x[rows] @ w` for a dense 2-D `w` of shape (n_cols, k): shape (rows, k)."""
-        k = w.shape[1]
-        out = np.zeros((self.n_rows, k), dtype=np.result_type(self.data, w))
-        _sparsetools.csr_matvecs(
-            self.n_rows, self.n_cols, k, self.indptr, self.indices, self.data, w.ravel(), out.ravel()
-        )
-        return out
+        return kernels.rows_matmul(self.indptr, self.indices, self.data, self.rows, _dense(w))
 
     def t_matmul(self, g: np.ndarray) -> np.ndarray:
         """`x[rows].T @ g` for a dense 2-D `g` of shape (rows, k): shape (n_cols, k)."""
-        k = g.shape[1]
-        out = np.zeros((self.n_cols, k), dtype=np.result_type(self.data, g))
-        _sparsetools.csc_matvecs(
-            self.n_cols, self.n_rows, k, self.indptr, self.indices, self.data, g.ravel(), out.ravel()
-        )
+        out = np.zeros((self.n_cols, g.shape[1]))
+        kernels.rows_t_matmul(self.indptr, self.indices, self.data, self.rows, _dense(g), out)
         return out
 
 
+def _dense(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
 def take_rows(x: sp.csr_matrix, rows: np.ndarray) -> RowBatch:
-    """The rows `rows` of `x` (repeats allowed), entries in `x`'s order (as `grpo.batch_rows`)."""
-    starts = x.indptr[rows]
-    lengths = x.indptr[rows + 1] - starts
-    indptr = np.zeros(len(rows) + 1, dtype=x.indptr.dtype)
-    np.cumsum(lengths, out=indptr[1:])
-    take = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1], dtype=x.indptr.dtype)
-    # The kernels want one index type for indptr and indices (scipy's constructor unifies them too).
-    return RowBatch(indptr, x.indices[take].astype(indptr.dtype, copy=False), x.data[take], x.shape[1])
+    """The rows `rows` of `x` (float64 CSR), as `grpo.batch_rows` takes them."""
+    if x.dtype != np.float64:
+        raise ValueError(f"take_rows needs float64 features, got {x.dtype}")
+    return RowBatch(x.indptr, x.indices, x.data, np.asarray(rows, dtype=np.int64), x.shape[1])
