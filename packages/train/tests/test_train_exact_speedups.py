@@ -55,6 +55,9 @@ def test_row_batch_products_are_scipys(bundled: OracleTable) -> None:
         g = rng.standard_normal((len(rows), k))
         assert batch.matmul(w).tobytes() == np.asarray(plain @ w).tobytes()
         assert batch.t_matmul(g).tobytes() == np.asarray(plain.T @ g).tobytes()
+        buffer = np.full((x.shape[1], k), 7.0)  # `out=`: overwritten, not added to
+        assert batch.t_matmul(g, out=buffer) is buffer
+        assert buffer.tobytes() == np.asarray(plain.T @ g).tobytes()
 
 
 def test_row_batch_products_with_64_bit_indices_and_odd_values() -> None:
@@ -74,6 +77,8 @@ def test_row_batch_products_with_64_bit_indices_and_odd_values() -> None:
         assert take_rows(x, rows).t_matmul(g).tobytes() == np.asarray(plain.T @ g).tobytes()
     with pytest.raises(ValueError, match="float64"):
         take_rows(x.astype(np.float32), rows)
+    with pytest.raises(ValueError, match="shape"):
+        take_rows(x, rows).t_matmul(np.ones((200, 3)), out=np.zeros((49, 3)))
 
 
 def _numpy_adamw(

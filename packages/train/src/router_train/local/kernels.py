@@ -1,4 +1,5 @@
-"""Compiled loops of a GRPO step (numba): a batch's two sparse products and the AdamW update.
+"""Compiled loops of a GRPO step (numba): a batch's two sparse products, the AdamW update, the sampling
+of actions and the logit gradient's scatter.
 
 Each is the loop scipy or numpy runs, written out so that it reads the batch's rows of the feature matrix
 in place (no copy of the rows per step) and updates every weight in one pass, with the same
@@ -8,7 +9,9 @@ floating-point operations in the same order:
   in order, starting from 0;
 - `rows_t_matmul` is its `csc_matvecs` on the batch's transpose: each weight's gradient adds the rows'
   terms in batch order;
-- `adamw` is `grpo.AdamW`'s numpy expressions, element by element.
+- `adamw` is `grpo.AdamW`'s numpy expressions, element by element;
+- `inverse_cdf` is numpy's `cumsum` along each row and the count of running sums at or below each draw;
+- `scatter_columns` is numpy's `add.at` of the advantages onto their actions' columns.
 
 numba compiles without fast-math: nothing is reassociated or fused into an FMA, and `error_model="numpy"`
 only drops the zero-division checks (the divisors are never 0), so the loops vectorise. The results are

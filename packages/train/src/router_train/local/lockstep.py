@@ -37,7 +37,7 @@ from router_train.local.config import LocalTrainConfig, LocalTrainError
 from router_train.local.features import feature_dim, featurize, fit_features, unique_tasks
 from router_train.local.grpo import AdamW, clip_grad_norm, group_advantages, task_batches
 from router_train.local.policy import RouterPolicy, softmax
-from router_train.local.row_batch import RowBatch
+from router_train.local.row_batch import take_rows
 from router_train.local.trainer import (
     MIN_TASKS_PER_SHIFT_FOLD,
     _log_prior,
@@ -130,7 +130,7 @@ def grpo_policies(
     grad_b = np.zeros((n_runs, k))
     for step in range(1, cfg.steps + 1):
         rows = np.concatenate([run.task_rows[next(run.batches)] for run in runs])
-        x = RowBatch(x_all.indptr, x_all.indices, x_all.data, rows, col_off)
+        x = take_rows(x_all, rows)
         probs = softmax(x.matmul(weights) + np.repeat(bias, batch, axis=0))
         # `grpo.sample_actions` for each training with its own generator.
         u = np.concatenate([run.rng.random((batch, samples)) for run in runs])
@@ -139,8 +139,7 @@ def grpo_policies(
         # `grpo.logits_gradient`, per training's batch.
         onehot_adv = kernels.scatter_columns(actions, adv, k)
         g_logits = -(onehot_adv - adv.sum(axis=1, keepdims=True) * probs) / scale
-        grad_w.fill(0.0)
-        kernels.rows_t_matmul(x.indptr, x.indices, x.data, rows, g_logits, grad_w)
+        x.t_matmul(g_logits, out=grad_w)
         for i, run in enumerate(runs):
             grad_b[i] = g_logits[i * batch : (i + 1) * batch].sum(axis=0)
             if cfg.max_grad_norm > 0:  # the norm itself feeds only the step records

@@ -37,9 +37,15 @@ class RowBatch:
         """`x[rows] @ w` for a dense 2-D `w` of shape (n_cols, k): shape (rows, k)."""
         return kernels.rows_matmul(self.indptr, self.indices, self.data, self.rows, _dense(w))
 
-    def t_matmul(self, g: np.ndarray) -> np.ndarray:
-        """`x[rows].T @ g` for a dense 2-D `g` of shape (rows, k): shape (n_cols, k)."""
-        out = np.zeros((self.n_cols, g.shape[1]))
+    def t_matmul(self, g: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """`x[rows].T @ g` for a dense 2-D `g` of shape (rows, k): shape (n_cols, k). `out`: a C-ordered
+        float64 array of that shape to write it into (overwritten), instead of a new one."""
+        if out is None:
+            out = np.zeros((self.n_cols, g.shape[1]))
+        elif out.shape != (self.n_cols, g.shape[1]) or out.dtype != np.float64 or not out.flags.c_contiguous:
+            raise ValueError(f"t_matmul's out must be C-ordered float64 of shape {(self.n_cols, g.shape[1])}")
+        else:
+            out.fill(0.0)
         kernels.rows_t_matmul(self.indptr, self.indices, self.data, self.rows, _dense(g), out)
         return out
 
