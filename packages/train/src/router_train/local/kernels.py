@@ -9,7 +9,8 @@ floating-point operations in the same order:
   in order, starting from 0;
 - `rows_t_matmul` is its `csc_matvecs` on the batch's transpose: each weight's gradient adds the rows'
   terms in batch order;
-- `adamw` is `grpo.AdamW`'s numpy expressions, element by element;
+- `adamw` is the update in `grpo.AdamW`'s docstring, element by element, as the numpy expressions over
+  whole arrays that it replaced computed it;
 - `inverse_cdf` is numpy's `cumsum` along each row and the count of running sums at or below each draw;
 - `scatter_columns` is numpy's `add.at` of the advantages onto their actions' columns.
 
@@ -132,7 +133,7 @@ def adamw(
     decay: float,
 ) -> None:
     """One AdamW update of the flat arrays `p` (parameters) and `m`, `v` (moments) in place, for the
-    gradient `g`: `grpo.AdamW.step`'s expressions per element (`decay` 1.0: no weight decay)."""
+    gradient `g`: the update in `grpo.AdamW`'s docstring, per element (`decay` 1.0: no weight decay)."""
     b1, b2 = betas
     c1, c2 = bias_corrections
     one_b1, one_b2 = 1.0 - b1, 1.0 - b2
