@@ -1,6 +1,6 @@
 """Checkpoint of a fitted supervised baseline (`router-train fit`): one JSON document, written atomically.
 
-The fits are evaluate's own objects (`evaluate.baselines.CheapestFit / LogregFit / KnnFit`), fitted on
+The fits are evaluate's own objects (`scoring.baselines.CheapestFit / LogregFit / KnnFit`), fitted on
 the same train tasks in the same order as `router-train evaluate` fits them, so a saved baseline routes
 a task exactly as evaluate's row of the same name does.
 """
