@@ -40,9 +40,10 @@ def anypool_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def logreg_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A saved `tfidf-logreg` baseline (`router-train fit`) on the bundled table's train split."""
+    """A saved `tfidf-logreg(balanced)` baseline (`router-train fit`) on the bundled table's train split
+    (balanced: it routes the eval split to all three models, where the plain one picks one)."""
     if "logreg" not in _trained:
         out = tmp_path_factory.mktemp("logreg")
-        assert main(["fit", "tfidf-logreg", "--split", "train", "--output-dir", str(out)]) == 0
+        assert main(["fit", "tfidf-logreg(balanced)", "--split", "train", "--output-dir", str(out)]) == 0
         _trained["logreg"] = out / "checkpoint.json"
     return _trained["logreg"]

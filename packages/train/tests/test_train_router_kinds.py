@@ -74,18 +74,19 @@ def test_every_kind_takes_a_budget_and_a_dial(checkpoint: Path, eval_tasks: list
     at_zero = load_router(RouterSpec(checkpoint=checkpoint, pool=POOL, dial=0.0))
     calibration = at_zero.calibration
     assert calibration is not None and calibration.points
-    # The cheapest point of its own table as the budget: it routes there, within that budget.
-    cheapest = min(calibration.points, key=lambda p: p.cost_per_task)
-    budgeted = load_router(RouterSpec(checkpoint=checkpoint, pool=POOL, budget=cheapest.cost_per_task))
-    assert (
-        budgeted.operating is not None and budgeted.operating.cost_per_task <= cheapest.cost_per_task + 1e-9
-    )
-    # The largest dial prices every model out but the cheapest (by mean train cost): all tasks go there.
-    thrifty = load_router(RouterSpec(checkpoint=checkpoint, pool=POOL, dial=1e6))
+    # A budget at a point of its own table: it routes at a tabulated point within that budget.
+    points = sorted(calibration.points, key=lambda p: p.cost_per_task)
+    budget = points[len(points) // 2].cost_per_task
+    budgeted = load_router(RouterSpec(checkpoint=checkpoint, pool=POOL, budget=budget))
+    assert budgeted.operating in calibration.points and budgeted.operating.cost_per_task <= budget + 1e-9
+    assert budgeted.dial == budgeted.operating.dial
+    # The dial's two ends price every model out but one, by mean train cost: the cheapest at the largest
+    # dial, the priciest at the most negative one (-inf scores are floored, so these reach every task).
     costs = dict(zip(calibration.model_ids, calibration.model_costs, strict=True))
-    cheapest_model = min(costs, key=lambda m: costs[m])
-    routes = thrifty.route_many(eval_tasks, explain=False)
-    assert {d.model for d in routes} == {cheapest_model} and all(d.dial == 1e6 for d in routes)
+    by_cost = sorted(costs, key=lambda m: costs[m])
+    for dial, model in ((1e6, by_cost[0]), (-1e6, by_cost[-1])):
+        routes = load_router(RouterSpec(checkpoint=checkpoint, pool=POOL, dial=dial)).route_many(eval_tasks)
+        assert {d.model for d in routes} == {model} and all(d.dial == dial for d in routes)
     # Dial 0 is the router as trained: its dial scores are a monotone transform of its scores.
     plain = load_router(RouterSpec(checkpoint=checkpoint, pool=POOL)).route_many(eval_tasks, explain=False)
     assert [d.model for d in at_zero.route_many(eval_tasks)] == [d.model for d in plain]
