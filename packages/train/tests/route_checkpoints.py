@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig, run_any_pool
+from router_train.cli import main
 from router_train.local import LocalTrainConfig, train_local
 
 _trained: dict[str, Path] = {}
@@ -36,3 +37,13 @@ def anypool_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
         run_any_pool(cfg, progress=False)
         _trained["anypool"] = out / "checkpoint.json"
     return _trained["anypool"]
+
+
+def logreg_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A saved `tfidf-logreg(balanced)` baseline (`router-train fit`) on the bundled table's train split
+    (balanced: it routes the eval split to all three models, where the plain one picks one)."""
+    if "logreg" not in _trained:
+        out = tmp_path_factory.mktemp("logreg")
+        assert main(["fit", "tfidf-logreg(balanced)", "--split", "train", "--output-dir", str(out)]) == 0
+        _trained["logreg"] = out / "checkpoint.json"
+    return _trained["logreg"]

@@ -104,6 +104,34 @@ def test_no_function_level_import_of_first_party_code() -> None:
     assert _graph()[1] == []
 
 
+def _reached(edges: dict[str, set[str]], roots: list[str]) -> set[str]:
+    """Every module importing `roots` runs (their transitive imports, roots included)."""
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(edges[module])
+    return seen
+
+
+def test_routing_at_serving_time_imports_nothing_of_evaluate() -> None:
+    # `route` and `serve` score routers with `scoring` and `route.kinds`; the evaluation package (and its
+    # plotting, fold design, reports) stays out of a serving process.
+    edges, _ = _graph()
+    roots = [m for m in edges if m.startswith(("router_train.route", "router_train.serve"))]
+    assert "router_train.route.kinds" in roots and "router_train.serve_cli" in roots
+    reached = _reached(edges, roots)
+    assert "router_train.scoring.baseline_scores" in reached
+    assert sorted(m for m in reached if m.startswith("router_train.evaluate")) == []
+
+
+def test_the_reach_follows_imports_transitively() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": set(), "d": {"a"}}
+    assert _reached(edges, ["a"]) == {"a", "b", "c"}
+
+
 def test_the_check_finds_a_cycle() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == []

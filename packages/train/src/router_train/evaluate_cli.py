@@ -106,7 +106,10 @@ def register(sub: Any) -> None:
         action="append",
         default=[],
         metavar="[NAME=]CKPT",
-        help="local-trainer checkpoint to evaluate on tasks it never trained on (repeatable)",
+        help=(
+            "checkpoint of any kind `router-train route` reads (`local`; `local-anypool`, on the "
+            "table's pool; `fit`) to evaluate on tasks it never trained on (repeatable)"
+        ),
     )
     p.add_argument(
         "--traces",

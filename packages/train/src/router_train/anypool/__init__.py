@@ -4,7 +4,7 @@ For cross-validation, everything works in memory:
 - `train_any_pool(index, train_task_ids, model_ids, cfg) -> AnyPoolTrainResult` (`.policy`);
 - `PoolView.build(index, model_ids, train_task_ids)`: any pool, summarised on the train tasks;
 - `AnyPoolPolicy.route(tasks, view) / .probabilities(tasks, view)`;
-- `AnyPoolRouter(policy, index, train_task_ids).route(tasks, model_ids)`.
+- `TrainedAnyPoolRouter(policy, index, train_task_ids).route(tasks, model_ids)`.
 `run_any_pool(AnyPoolRunConfig)` is `router-train local-anypool` (files: checkpoint, metrics, summary).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from router_train.anypool.checkpoint import (
     AnyPoolCheckpoint,
-    AnyPoolRouter,
+    TrainedAnyPoolRouter,
     load_any_pool_router,
     read_checkpoint,
 )
@@ -28,13 +28,13 @@ __all__ = [
     "AnyPoolCheckpoint",
     "AnyPoolError",
     "AnyPoolPolicy",
-    "AnyPoolRouter",
     "AnyPoolRunConfig",
     "AnyPoolRunResult",
     "AnyPoolSummary",
     "AnyPoolTrainConfig",
     "AnyPoolTrainResult",
     "PoolView",
+    "TrainedAnyPoolRouter",
     "format_anypool_summary",
     "load_any_pool_router",
     "read_checkpoint",

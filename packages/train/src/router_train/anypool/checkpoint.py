@@ -100,8 +100,9 @@ def policy_of(ckpt: AnyPoolCheckpoint) -> AnyPoolPolicy:
     return AnyPoolPolicy(ckpt.features, ckpt.feature_state, weights, bias)
 
 
-class AnyPoolRouter:
-    """A policy bound to its candidates table and train tasks: routes any pool of candidate ids."""
+class TrainedAnyPoolRouter:
+    """A trained any-pool policy bound to its candidates table and train tasks: routes any pool of
+    candidate ids given per call (`route.kinds.anypool.PoolBoundRouter` binds one pool for `route`)."""
 
     def __init__(self, policy: AnyPoolPolicy, index: CandidateIndex, train_task_ids: Sequence[str]) -> None:
         self.policy = policy
@@ -117,7 +118,9 @@ class AnyPoolRouter:
         return self.policy.route(tasks, self.view(model_ids))
 
 
-def load_any_pool_router(path: str | os.PathLike[str], index: CandidateIndex | None = None) -> AnyPoolRouter:
+def load_any_pool_router(
+    path: str | os.PathLike[str], index: CandidateIndex | None = None
+) -> TrainedAnyPoolRouter:
     """The router saved at `path`, over `index` (default: the candidates table it names), which must be
     the table it was trained on (same sha256)."""
     ckpt = read_checkpoint(path)
@@ -128,4 +131,4 @@ def load_any_pool_router(path: str | os.PathLike[str], index: CandidateIndex | N
             f"{path}: trained on candidates table {ckpt.candidates} (sha256 {want[:16]}...), "
             f"but {index.label} has sha256 {got[:16]}..."
         )
-    return AnyPoolRouter(policy_of(ckpt), index, ckpt.train_task_ids)
+    return TrainedAnyPoolRouter(policy_of(ckpt), index, ckpt.train_task_ids)

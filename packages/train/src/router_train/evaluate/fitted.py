@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from router_oracle.table import TaskRecord
-from router_train.evaluate.baseline_scores import fitted_baselines_scored
 from router_train.evaluate.design import Partition
 from router_train.evaluate.dial import RouterScores
 from router_train.evaluate.forked import fork_map
@@ -22,6 +21,7 @@ from router_train.local.lockstep import fit_policies
 from router_train.local.policy import RouterPolicy
 from router_train.local.trainer import fit_policy
 from router_train.scoring import baselines
+from router_train.scoring.baseline_scores import fitted_baselines_scored
 from router_train.scoring.decisions import UNPARSEABLE, Decisions, EvaluateError, SourceKind, from_labels
 
 Fitter = Callable[[Sequence[TaskRecord], Sequence[TaskRecord], int], list[Decisions]]

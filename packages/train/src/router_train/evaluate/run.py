@@ -42,8 +42,9 @@ from router_train.evaluate.report import (
 )
 from router_train.evaluate.traces import read_traces
 from router_train.local import LocalTrainConfig
-from router_train.local.checkpoint import policy_of, read_checkpoint
 from router_train.report_files import publish_files
+from router_train.route.kinds import kind_of
+from router_train.route.task import RouteTask
 from router_train.scoring import baselines
 from router_train.scoring.decisions import Decisions, EvaluateError, from_labels
 from router_train.scoring.metrics import (
@@ -58,7 +59,7 @@ REPORT_MD = "report.md"
 
 
 class Source(BaseModel):
-    """A router to evaluate from a file: a local checkpoint or a vf-eval traces.jsonl."""
+    """A router to evaluate from a file: a checkpoint (any kind in `route.kinds`) or vf-eval traces."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -90,15 +91,15 @@ class _External:
 def _checkpoint(
     source: Source, tasks: list[TaskRecord], pool: Sequence[str], scope: str, cv: bool, allow_in_sample: bool
 ) -> tuple[_External, str | None]:
-    """Route `tasks` (or, under cross-validation, those it never trained on) with a local checkpoint.
+    """Route `tasks` (or, under cross-validation, those it never trained on) with a checkpoint of any
+    kind (`route.kinds`: local, any-pool on the table's pool, a saved baseline).
 
     Refuses a checkpoint trained on any task it would be scored on, unless `allow_in_sample`."""
     try:
-        ckpt = read_checkpoint(source.path)
-        policy = policy_of(ckpt)
+        judged = kind_of(source.path).judge(source.path, pool)
     except (OSError, ValueError) as exc:
         raise EvaluateError(f"{source.path}: cannot load checkpoint: {exc}") from exc
-    trained = set(ckpt.train_task_ids)
+    trained = set(judged.train_task_ids)
     seen = [t for t in tasks if t.instance_id in trained]
     note = None
     if seen and not allow_in_sample:
@@ -118,8 +119,9 @@ def _checkpoint(
         )
     elif seen:
         note = f"{source.name}: IN-SAMPLE, trained on {len(seen)} of the {len(tasks)} tasks it is scored on"
-    routes = policy.route(tasks)
-    bad = sorted({r for r in routes if r not in pool})
+    routed = judged.router.route_many([RouteTask.of_record(t) for t in tasks], explain=False)
+    routes = [d.model for d in routed]
+    bad = sorted({str(r) for r in routes if r not in pool})
     if bad:
         raise EvaluateError(f"{source.path}: checkpoint routes to models not in the table's pool: {bad}")
     picks: dict[str, list[str | None]] = {t.instance_id: [r] for t, r in zip(tasks, routes, strict=True)}

@@ -3,6 +3,7 @@
 - `RouterSpec`: a checkpoint (`router-train local`, `local-anypool` with a pool, `fit`) or an
   OpenAI-compatible endpoint serving an LLM router;
 - `load_router(spec) -> Router`: `.name`, `.pool`, `.route(task)`, `.route_many(tasks)`, `.scores(tasks)`;
+  a checkpoint is loaded by its kind's entry of `route.kinds.KINDS` (the registry of router kinds);
 - `RouteTask` in, `Decision` out (`router-train route` writes one per line);
 - `RouterSpec(budget=USD)` or `RouterSpec(dial=X)`: route at an operating point of the router's cost dial
   (`route.operating_point`; `router.operating` says what it buys on the training tasks).

@@ -1,6 +1,6 @@
 """Checkpoint of a fitted supervised baseline (`router-train fit`): one JSON document, written atomically.
 
-The fits are evaluate's own objects (`evaluate.baselines.CheapestFit / LogregFit / KnnFit`), fitted on
+The fits are evaluate's own objects (`scoring.baselines.CheapestFit / LogregFit / KnnFit`), fitted on
 the same train tasks in the same order as `router-train evaluate` fits them, so a saved baseline routes
 a task exactly as evaluate's row of the same name does.
 """
@@ -19,9 +19,9 @@ from router_oracle.atomic_file import write_text_atomic
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.numeric_option import Seed, Share
 from router_oracle.table import TaskRecord
-from router_train.evaluate.baseline_scores import log_proba, smoothed_votes
 from router_train.local.checkpoint import dumps_checkpoint, read_json_model
 from router_train.route.spec import RouteError
+from router_train.scoring.baseline_scores import log_proba, smoothed_votes
 from router_train.scoring.baselines import (
     CHEAPEST_NAME,
     CheapestFit,
@@ -86,7 +86,7 @@ class BaselineCheckpoint(FrozenModel):
 def dial_scores(
     fit: CheapestFit | LogregFit | KnnFit, x: object, pool: Sequence[str], *, on_train: bool
 ) -> np.ndarray | None:
-    """The fit's scores for the cost dial, as evaluate's curves use them (`evaluate.baseline_scores`):
+    """The fit's scores for the cost dial, as evaluate's curves use them (`scoring.baseline_scores`):
     log-probabilities of a logistic regression, kNN's log smoothed vote shares (`on_train`: `x` are the
     train rows in order, none votes for itself); None for `cheapest-on-train`."""
     if isinstance(fit, LogregFit):

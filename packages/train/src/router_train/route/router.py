@@ -3,7 +3,8 @@
 A scoring router's route is the argmax of its scores (the first column of ties), columns in `pool`
 order: exactly the pick of the policy or fit it wraps (`RouterPolicy.route`, `AnyPoolPolicy.route`,
 `LogregFit.predict`, ...), which is what `router-train evaluate` scores. Keeping scores and argmax
-apart lets a caller re-weigh the scores before picking.
+apart lets a caller re-weigh the scores before picking. Each kind's subclass lives in its module of
+`route.kinds` (`LocalRouter`, `PoolBoundRouter`, `BaselineRouter`); the endpoint's in `route.endpoint`.
 
 With a cost dial set (`set_dial`, from `--budget`/`--dial`), the route is evaluate's dial rule
 (`scoring.dial.apply_dial`) on `dial_scores`, the scores evaluate's curves dial (logits, log-probabilities,
@@ -18,15 +19,9 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from router_train.anypool.checkpoint import AnyPoolRouter as AnyPoolModelRouter
-from router_train.anypool.policy import PoolView
-from router_train.evaluate.baseline_scores import in_pool
-from router_train.local.policy import RouterPolicy
-from router_train.route.baseline_checkpoint import BaselineCheckpoint, dial_scores
 from router_train.route.decision import Decision
 from router_train.route.task import RouteTask
 from router_train.scoring.dial import CalibrationPoint, DialCalibration, apply_dial
-from router_train.text_features import tfidf_matrix
 
 PROGRESS_MIN_TASKS = 5
 """`route_many(progress=True)` shows a progress bar on stderr for more tasks than this."""
@@ -119,57 +114,3 @@ class Router:
                     )
                 )
         return out
-
-
-class LocalRouter(Router):
-    """A `router-train local` checkpoint: scores are the policy's probabilities."""
-
-    def __init__(self, policy: RouterPolicy, name: str) -> None:
-        self.policy = policy
-        self.name = name
-        self.pool = list(policy.pool_ids)
-
-    def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
-        return self.policy.probabilities([t.record() for t in tasks])
-
-    def dial_scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
-        return self.policy.logits([t.record() for t in tasks])
-
-
-class AnyPoolRouter(Router):
-    """A `router-train local-anypool` checkpoint bound to one pool: scores are its probabilities."""
-
-    def __init__(self, router: AnyPoolModelRouter, pool: Sequence[str], name: str) -> None:
-        self.router = router
-        self.view: PoolView = router.view(pool)
-        self.name = name
-        self.pool = list(self.view.ids)
-
-    def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
-        return self.router.policy.probabilities([t.record() for t in tasks], self.view)
-
-    def dial_scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
-        return self.router.policy.logits([t.record() for t in tasks], self.view)
-
-
-class BaselineRouter(Router):
-    """A saved baseline (`router-train fit`): scores are its fit's (minus mean cost, logistic decision
-    values, kNN votes), columns the pool's ids sorted, so that argmax's first-of-ties is the smallest
-    id, as in evaluate. A pool model the fit never saw as a label scores -inf (omitted in `--explain`)."""
-
-    def __init__(self, ckpt: BaselineCheckpoint, name: str) -> None:
-        self.ckpt = ckpt
-        self.name = name
-        self.pool = sorted(ckpt.pool_ids)
-
-    def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
-        fit = self.ckpt.fit
-        if fit.method == "cheapest":
-            raw = fit.scores(len(tasks))
-        else:
-            raw = fit.scores(tfidf_matrix([t.record() for t in tasks], self.ckpt.vocabulary, self.ckpt.idf))
-        return in_pool(raw, fit.classes, self.pool, -np.inf)
-
-    def dial_scores(self, tasks: Sequence[RouteTask]) -> np.ndarray | None:
-        x = tfidf_matrix([t.record() for t in tasks], self.ckpt.vocabulary, self.ckpt.idf)
-        return dial_scores(self.ckpt.fit, x, self.pool, on_train=False)

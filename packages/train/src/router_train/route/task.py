@@ -39,6 +39,16 @@ class RouteTask(FrozenModel):
     """SWE-bench Verified difficulty annotation (bundled tasks only; read only by local checkpoints
     trained with the difficulty feature)."""
 
+    @classmethod
+    def of_record(cls, record: TaskRecord) -> RouteTask:
+        """A table row as a task to route (what routers read of it: id, repository, issue, difficulty)."""
+        return cls(
+            instance_id=record.instance_id,
+            repo=record.repo or None,
+            problem_statement=record.problem_statement,
+            difficulty=record.difficulty,
+        )
+
     def record(self) -> TaskRecord:
         """The task as the project's routers take it (a table row without outcomes: no router reads them)."""
         return TaskRecord(

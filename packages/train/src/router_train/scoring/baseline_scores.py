@@ -1,4 +1,5 @@
-"""Per-model scores of the learned baselines, for their cost dial (`dial.py`).
+"""Per-model scores of the learned baselines, for their cost dial (`scoring.dial`): evaluate's curves and a
+saved baseline routing at serving time (`route --budget`) read the same ones.
 
 - TF-IDF logistic regressions: log-probabilities, the log-softmax of the fit's decision values (what
   scikit-learn's `predict_log_proba` gives); a model never the oracle label on the train tasks has none
@@ -17,9 +18,9 @@ import numpy as np
 from scipy.special import logsumexp
 
 from router_oracle.table import TaskRecord
-from router_train.evaluate.dial import RouterScores
 from router_train.scoring.baselines import KnnFit, LogregFit, TextFits, fitted_baselines
 from router_train.scoring.decisions import Decisions
+from router_train.scoring.dial import RouterScores
 
 
 def in_pool(values: np.ndarray, classes: Sequence[str], pool: Sequence[str], fill: float) -> np.ndarray:

@@ -1,0 +1,49 @@
+"""The registry of router kinds: every saved router `route`, `serve` and `evaluate --checkpoint` read is
+one of `KINDS`, found by its file's `kind` field (`kind_of`).
+
+Adding a kind (e.g. `irt`): one module here defining its `Router` subclass and a `KIND = RouterKind(...)`
+(checkpoint model, `load`, `judge`, the command that fits it), then its line in `KINDS` and its model in
+`Checkpoint`. `test_train_router_kinds.py` runs every registered kind through route, the dial and
+evaluate.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
+
+from router_oracle.text_file import read_text_file
+from router_train.anypool.checkpoint import AnyPoolCheckpoint
+from router_train.local.checkpoint import LocalCheckpoint
+from router_train.route.baseline_checkpoint import BaselineCheckpoint
+from router_train.route.kinds import anypool, baseline, local
+from router_train.route.kinds.kind import Judged, Loaded, RouterKind
+from router_train.route.spec import RouteError
+
+KINDS: dict[str, RouterKind] = {k.kind: k for k in (local.KIND, anypool.KIND, baseline.KIND)}
+"""A checkpoint file's `kind` string -> its kind, in the order messages list them."""
+
+Checkpoint = Annotated[LocalCheckpoint | AnyPoolCheckpoint | BaselineCheckpoint, Field(discriminator="kind")]
+"""Any saved router's file, discriminated on `kind` (one member per entry of `KINDS`)."""
+
+
+def kind_of(path: Path) -> RouterKind:
+    """The kind of the checkpoint at `path`, read from the file's `kind` field; one `RouteError` line
+    when the file is unreadable, not JSON or no router checkpoint."""
+    text = read_text_file(path, "checkpoint", RouteError)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RouteError(f"{path}: not a checkpoint: malformed JSON ({exc.msg}, line {exc.lineno})") from exc
+    kind = doc.get("kind") if isinstance(doc, dict) else None
+    if kind not in KINDS:
+        raise RouteError(
+            f"{path}: not a router checkpoint (kind {kind!r}; expected one of {', '.join(KINDS)})"
+        )
+    return KINDS[kind]
+
+
+__all__ = ["KINDS", "Checkpoint", "Judged", "Loaded", "RouterKind", "kind_of"]

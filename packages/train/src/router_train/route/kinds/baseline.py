@@ -1,0 +1,81 @@
+"""The `baseline` kind: a `router-train fit` checkpoint (`route.baseline_checkpoint.BaselineCheckpoint`),
+one of evaluate's learned baselines fitted on a fixed pool; it routes a task as evaluate's row of the same
+name does."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from router_train.route.baseline_checkpoint import (
+    BaselineCheckpoint,
+    baseline_calibration,
+    dial_scores,
+    read_baseline,
+)
+from router_train.route.kinds.kind import Judged, Loaded, RouterKind, check_fixed, refuse_candidates
+from router_train.route.operating_point import training_tasks
+from router_train.route.router import Router
+from router_train.route.spec import RouterSpec
+from router_train.route.task import RouteTask
+from router_train.scoring.baseline_scores import in_pool
+from router_train.scoring.dial import DialCalibration
+from router_train.text_features import tfidf_matrix
+
+
+class BaselineRouter(Router):
+    """A saved baseline (`router-train fit`): scores are its fit's (minus mean cost, logistic decision
+    values, kNN votes), columns the pool's ids sorted, so that argmax's first-of-ties is the smallest
+    id, as in evaluate. A pool model the fit never saw as a label scores -inf (omitted in `--explain`)."""
+
+    def __init__(self, ckpt: BaselineCheckpoint, name: str) -> None:
+        self.ckpt = ckpt
+        self.name = name
+        self.pool = sorted(ckpt.pool_ids)
+
+    def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
+        fit = self.ckpt.fit
+        if fit.method == "cheapest":
+            raw = fit.scores(len(tasks))
+        else:
+            raw = fit.scores(tfidf_matrix([t.record() for t in tasks], self.ckpt.vocabulary, self.ckpt.idf))
+        return in_pool(raw, fit.classes, self.pool, -np.inf)
+
+    def dial_scores(self, tasks: Sequence[RouteTask]) -> np.ndarray | None:
+        x = tfidf_matrix([t.record() for t in tasks], self.ckpt.vocabulary, self.ckpt.idf)
+        return dial_scores(self.ckpt.fit, x, self.pool, on_train=False)
+
+
+def load(path: Path, spec: RouterSpec) -> Loaded:
+    """The saved baseline; its dial table is the stored one (v2), else recomputed on its training tasks
+    from the training table when at hand (v1). `cheapest-on-train` has no dial."""
+    refuse_candidates(spec, path, "baseline")
+    baseline = read_baseline(path)
+    check_fixed(spec, path, baseline.pool_ids, baseline.table, baseline.table_sha256)
+    router = BaselineRouter(baseline, f"{baseline.name}:{path}")
+    if baseline.fit.method == "cheapest":
+        return Loaded(router, None)
+
+    def calibration() -> DialCalibration:
+        if baseline.calibration is not None:
+            return baseline.calibration
+        tasks = training_tasks(path, spec, baseline.table, baseline.table_sha256, baseline.train_task_ids)
+        x = tfidf_matrix(tasks, baseline.vocabulary, baseline.idf)
+        cal = baseline_calibration(baseline.fit, x, tasks, baseline.pool_ids)
+        assert cal is not None
+        return cal
+
+    return Loaded(router, calibration)
+
+
+def judge(path: Path, pool: Sequence[str]) -> Judged:
+    """The saved baseline over its own pool (evaluate checks its routes are the table's models)."""
+    baseline = read_baseline(path)
+    return Judged(BaselineRouter(baseline, f"{baseline.name}:{path}"), list(baseline.train_task_ids))
+
+
+KIND = RouterKind(
+    name="baseline", checkpoint=BaselineCheckpoint, load=load, judge=judge, fit="router-train fit"
+)

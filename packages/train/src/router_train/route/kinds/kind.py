@@ -1,0 +1,87 @@
+"""What a router kind is: the entry of the registry (`route.kinds.KINDS`) that `route`, `serve` and
+`evaluate --checkpoint` go through, and the checks every fixed-pool kind shares."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from router_oracle.file_hash import sha256_file
+from router_oracle.frozen_model import FrozenModel
+from router_oracle.pool_file import load_pool
+from router_train.route.operating_point import Calibrator
+from router_train.route.router import Router
+from router_train.route.spec import RouteError, RouterSpec
+
+
+@dataclass
+class Loaded:
+    """A checkpoint loaded for routing (`route`, `serve`)."""
+
+    router: Router
+    """The router, over the pool it routes (`spec.pool` for an any-pool kind)."""
+    calibrate: Calibrator | None
+    """Reads or computes its cost dial's calibration on its training tasks (`--budget` / `--dial`);
+    None: the router has no dial (e.g. `cheapest-on-train`)."""
+
+
+@dataclass
+class Judged:
+    """A checkpoint loaded for `router-train evaluate --checkpoint`: bound to the evaluated table's pool."""
+
+    router: Router
+    """The router (`route_many` routes the table's tasks)."""
+    train_task_ids: list[str]
+    """Every task it learned from: evaluate never scores it on one of them (unless told to)."""
+
+
+@dataclass(frozen=True)
+class RouterKind:
+    """One kind of saved router: its file format and how to load it for each command.
+
+    A new kind is one module defining its `Router` subclass, its checkpoint model (a `FrozenModel` with a
+    `kind: Literal["router-train-..."]` field) and one `RouterKind`, plus its line in `route.kinds`."""
+
+    name: str
+    """Short name (`local`, `local-anypool`, `baseline`): messages and router names say it."""
+    checkpoint: type[FrozenModel]
+    """The checkpoint file's model; its `kind` field's default is the string the file carries."""
+    load: Callable[[Path, RouterSpec], Loaded]
+    """Load the checkpoint at the path for routing as the spec says (pool, table, candidates checks);
+    bad input raises a `ValueError` naming the file or flag."""
+    judge: Callable[[Path, Sequence[str]], Judged]
+    """Load the checkpoint at the path to be judged on an oracle table whose pool is the given ids."""
+    fit: str
+    """The command that trains or fits it and writes the checkpoint (docs, `route --help`)."""
+
+    @property
+    def kind(self) -> str:
+        """The checkpoint file's `kind` string (kept stable: older files keep loading)."""
+        kind = self.checkpoint.model_fields["kind"].default
+        assert isinstance(kind, str), f"{self.checkpoint.__name__}.kind needs a string default"
+        return kind
+
+
+def refuse_candidates(spec: RouterSpec, path: Path, name: str) -> None:
+    """A fixed-pool checkpoint reads no candidates table: `--candidates` is a mistake."""
+    if spec.candidates is not None:
+        raise RouteError(f"--candidates applies to any-pool checkpoints; {path} is a {name} checkpoint")
+
+
+def check_fixed(spec: RouterSpec, path: Path, pool_ids: list[str], table: str, table_sha256: str) -> None:
+    """A fixed-pool checkpoint routes its own pool: a pool or table given must be the one it learned."""
+    if spec.pool is not None:
+        ids = load_pool(spec.pool).ids
+        if sorted(ids) != sorted(pool_ids):
+            raise RouteError(
+                f"{path}: trained for the pool {', '.join(pool_ids)}, not the pool of {spec.pool} "
+                f"({', '.join(ids)}); an any-pool checkpoint routes other pools"
+            )
+    if spec.table is not None:
+        got = sha256_file(spec.table)
+        if got != table_sha256:
+            raise RouteError(
+                f"{path}: trained on table {table} (sha256 {table_sha256[:16]}...), but {spec.table} "
+                f"has sha256 {got[:16]}..."
+            )

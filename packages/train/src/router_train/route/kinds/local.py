@@ -1,0 +1,59 @@
+"""The `local` kind: a `router-train local` GRPO checkpoint (`local.checkpoint.LocalCheckpoint`), a linear
+softmax policy over one fixed pool; its scores are the policy's probabilities, its dial reads the logits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from router_train.local.checkpoint import LocalCheckpoint, policy_of, read_checkpoint
+from router_train.local.policy import RouterPolicy
+from router_train.route.kinds.kind import Judged, Loaded, RouterKind, check_fixed, refuse_candidates
+from router_train.route.operating_point import training_tasks
+from router_train.route.router import Router
+from router_train.route.spec import RouterSpec
+from router_train.route.task import RouteTask
+from router_train.scoring.dial import DialCalibration, calibrate_policy
+
+
+class LocalRouter(Router):
+    """A `router-train local` checkpoint: scores are the policy's probabilities."""
+
+    def __init__(self, policy: RouterPolicy, name: str) -> None:
+        self.policy = policy
+        self.name = name
+        self.pool = list(policy.pool_ids)
+
+    def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
+        return self.policy.probabilities([t.record() for t in tasks])
+
+    def dial_scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
+        return self.policy.logits([t.record() for t in tasks])
+
+
+def load(path: Path, spec: RouterSpec) -> Loaded:
+    """The checkpoint's router; its dial table is the stored one (v3), else recomputed on its training
+    tasks from the training table when at hand (v2)."""
+    refuse_candidates(spec, path, "local")
+    ckpt = read_checkpoint(path)
+    check_fixed(spec, path, ckpt.pool_ids, ckpt.table, ckpt.table_sha256)
+    policy = policy_of(ckpt)
+
+    def calibration() -> DialCalibration:
+        if ckpt.calibration is not None:
+            return ckpt.calibration
+        tasks = training_tasks(path, spec, ckpt.table, ckpt.table_sha256, ckpt.train_task_ids)
+        return calibrate_policy(policy, tasks)
+
+    return Loaded(LocalRouter(policy, f"local:{path}"), calibration)
+
+
+def judge(path: Path, pool: Sequence[str]) -> Judged:
+    """The checkpoint's router over its own pool (evaluate checks its routes are the table's models)."""
+    ckpt = read_checkpoint(path)
+    return Judged(LocalRouter(policy_of(ckpt), f"local:{path}"), list(ckpt.train_task_ids))
+
+
+KIND = RouterKind(name="local", checkpoint=LocalCheckpoint, load=load, judge=judge, fit="router-train local")

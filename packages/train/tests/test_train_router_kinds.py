@@ -1,0 +1,139 @@
+"""Every registered router kind (`route.kinds.KINDS`) routes, takes a cost dial and is judged by
+`router-train evaluate --checkpoint`: the tests are parametrized over the registry, so a kind added later
+is covered as soon as `CHECKPOINTS` says how to make a small checkpoint of it (a test fails until then)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+import route_checkpoints
+from pydantic import TypeAdapter
+
+from router_frontier_rl.bundled import bundled_table_path
+from router_frontier_rl.split import select_tasks
+from router_oracle.table_check import load_table
+from router_train.cli import main
+from router_train.evaluate.run import Source, evaluate, read_table
+from router_train.route import RouterSpec, RouteTask, load_router
+from router_train.route.kinds import KINDS, Checkpoint, kind_of
+from router_train.scoring.decisions import EvaluateError
+
+CHECKPOINTS: dict[str, Callable[[pytest.TempPathFactory], Path]] = {
+    "router-train-local": route_checkpoints.grpo_checkpoint,
+    "router-train-local-anypool": route_checkpoints.anypool_checkpoint,
+    "router-train-baseline": route_checkpoints.logreg_checkpoint,
+}
+"""Kind -> a small checkpoint of it, trained on the bundled table's train split (the default pool)."""
+
+POOL = Path("default")
+"""The bundled pool of the bundled table: the one every fixed-pool checkpoint above learned."""
+
+
+@pytest.fixture(scope="module", params=sorted(KINDS))
+def checkpoint(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    kind = request.param
+    assert kind in CHECKPOINTS, f"registered kind {kind} has no test checkpoint: add it to CHECKPOINTS"
+    return CHECKPOINTS[kind](tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def eval_tasks() -> list[RouteTask]:
+    return [RouteTask.of_record(t) for t in select_tasks(load_table(bundled_table_path()), "eval")]
+
+
+def test_the_registry_keeps_the_on_disk_kinds_and_the_union_has_every_kind() -> None:
+    # Existing checkpoint files carry these strings: renaming one would stop them loading.
+    assert list(KINDS) == ["router-train-local", "router-train-local-anypool", "router-train-baseline"]
+    assert [k.name for k in KINDS.values()] == ["local", "local-anypool", "baseline"]
+    members = TypeAdapter(Checkpoint).json_schema()["discriminator"]["mapping"]
+    assert sorted(members) == sorted(KINDS)
+
+
+def test_a_checkpoint_is_read_as_its_kind(checkpoint: Path) -> None:
+    kind = kind_of(checkpoint)
+    parsed = TypeAdapter(Checkpoint).validate_json(checkpoint.read_text())
+    assert type(parsed) is kind.checkpoint and parsed.kind == kind.kind
+
+
+def test_every_kind_routes_as_the_argmax_of_its_scores(checkpoint: Path, eval_tasks: list[RouteTask]) -> None:
+    router = load_router(RouterSpec(checkpoint=checkpoint, pool=POOL))
+    assert sorted(router.pool) == ["claude-opus-4.6", "gpt-5.2-high", "kimi-k2.5-high"]
+    decisions = router.route_many(eval_tasks, explain=False)
+    scores = router.scores(eval_tasks)
+    assert scores is not None and scores.shape == (len(eval_tasks), len(router.pool))
+    assert [d.model for d in decisions] == [router.pool[i] for i in np.argmax(scores, axis=1)]
+    assert [d.instance_id for d in decisions] == [t.instance_id for t in eval_tasks]
+    assert all(d.router == router.name and d.dial is None for d in decisions)
+
+
+def test_every_kind_takes_a_budget_and_a_dial(checkpoint: Path, eval_tasks: list[RouteTask]) -> None:
+    at_zero = load_router(RouterSpec(checkpoint=checkpoint, pool=POOL, dial=0.0))
+    calibration = at_zero.calibration
+    assert calibration is not None and calibration.points
+    # A budget at a point of its own table: it routes at a tabulated point within that budget.
+    points = sorted(calibration.points, key=lambda p: p.cost_per_task)
+    budget = points[len(points) // 2].cost_per_task
+    budgeted = load_router(RouterSpec(checkpoint=checkpoint, pool=POOL, budget=budget))
+    assert budgeted.operating in calibration.points and budgeted.operating.cost_per_task <= budget + 1e-9
+    assert budgeted.dial == budgeted.operating.dial
+    # The dial's two ends price every model out but one, by mean train cost: the cheapest at the largest
+    # dial, the priciest at the most negative one (-inf scores are floored, so these reach every task).
+    costs = dict(zip(calibration.model_ids, calibration.model_costs, strict=True))
+    by_cost = sorted(costs, key=lambda m: costs[m])
+    for dial, model in ((1e6, by_cost[0]), (-1e6, by_cost[-1])):
+        routes = load_router(RouterSpec(checkpoint=checkpoint, pool=POOL, dial=dial)).route_many(eval_tasks)
+        assert {d.model for d in routes} == {model} and all(d.dial == dial for d in routes)
+    # Dial 0 is the router as trained: its dial scores are a monotone transform of its scores.
+    plain = load_router(RouterSpec(checkpoint=checkpoint, pool=POOL)).route_many(eval_tasks, explain=False)
+    assert [d.model for d in at_zero.route_many(eval_tasks)] == [d.model for d in plain]
+
+
+def test_every_kind_is_judged_by_evaluate_on_unseen_tasks_only(
+    checkpoint: Path, eval_tasks: list[RouteTask], tmp_path: Path
+) -> None:
+    table, info = read_table(bundled_table_path())
+    report = evaluate(
+        table, info, checkpoints=[Source(name="ckpt", path=checkpoint)], include_baselines=False
+    )
+    (row,) = report.main.routers
+    assert row.kind == "checkpoint" and row.source == checkpoint.name and not row.in_sample
+    assert report.main.n_tasks == len(eval_tasks)
+    # The row is the router's own routes, on the table's pool.
+    decisions = load_router(RouterSpec(checkpoint=checkpoint, pool=POOL)).route_many(eval_tasks)
+    models = [d.model for d in decisions]
+    shares = {m: v for m, v in row.metrics.label_distribution.items() if v > 0}
+    assert shares == pytest.approx({m: models.count(m) / len(models) for m in set(models)}, abs=1e-6)
+    # Never judged on the tasks it trained on: the train split is refused (one line, exit 2).
+    with pytest.raises(EvaluateError, match=r"trained on 400 of the 400 tasks"):
+        evaluate(
+            table,
+            info,
+            split="train",
+            checkpoints=[Source(name="ckpt", path=checkpoint)],
+            include_baselines=False,
+        )
+    argv = [
+        "evaluate",
+        "--checkpoint",
+        str(checkpoint),
+        "--no-baselines",
+        "--no-plot",
+        "-o",
+        str(tmp_path / "r"),
+    ]
+    assert main(argv) == 0 and (tmp_path / "r" / "report.json").is_file()
+
+
+def test_a_file_of_no_registered_kind_is_one_line_for_route_and_evaluate(tmp_path: Path) -> None:
+    path = tmp_path / "other.json"
+    path.write_text('{"kind": "router-train-irt"}\n')
+    expected = "not a router checkpoint (kind 'router-train-irt'; expected one of " + ", ".join(KINDS) + ")"
+    with pytest.raises(ValueError, match=re.escape(f"{path}: {expected}")):
+        load_router(RouterSpec(checkpoint=path))
+    table, info = read_table(bundled_table_path())
+    with pytest.raises(EvaluateError, match=re.escape(f"{path}: cannot load checkpoint: {path}: {expected}")):
+        evaluate(table, info, checkpoints=[Source(name="x", path=path)], include_baselines=False)
