@@ -16,16 +16,37 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 reports=dist/newcomer/reports
-rm -rf "$reports"
-test_cmd=(
-  env -u ROUTER_REQUIRE_SANDBOX -u ROUTER_PRIME_RL_PYTHON -u UV_CACHE_DIR
-  ./pants --no-pantsd test --force --test-report --test-report-dir="$reports" ::
-)
+
+# Where the tests look for bwrap: shutil.which on PATH, or on os.defpath where a process has no PATH.
+# (bash's `command -v` is no test: it names a non-executable file where it finds no executable one.)
+bwrap_visible() {
+  python3 -c 'import os, shutil, sys; sys.exit(not any(shutil.which("bwrap", path=p) for p in (None, os.defpath)))'
+}
+
+run_tests() {
+  rm -rf "$reports"
+  env -u ROUTER_REQUIRE_SANDBOX -u ROUTER_PRIME_RL_PYTHON -u UV_CACHE_DIR \
+    ./pants --no-pantsd test --force --test-report --test-report-dir="$reports" ::
+}
+
+if [ "${1-}" = "--hide" ]; then
+  # Inside the private mount namespace (below): cover each bwrap, then run the tests.
+  shift
+  for path in "$@"; do
+    mount --bind /dev/null "$path"
+  done
+  if bwrap_visible; then
+    echo "bwrap is still visible: the newcomer check cannot hide it" >&2
+    exit 1
+  fi
+  run_tests
+  exit
+fi
 
 bwraps=()
 IFS=: read -r -a dirs <<<"$PATH:/bin:/usr/bin"
 for dir in "${dirs[@]}"; do
-  if [ -n "$dir" ] && [ -x "$dir/bwrap" ] && [ ! -d "$dir/bwrap" ]; then
+  if [ -n "$dir" ] && [ -f "$dir/bwrap" ] && [ -x "$dir/bwrap" ]; then
     real=$(realpath "$dir/bwrap")
     case " ${bwraps[*]-} " in *" $real "*) ;; *) bwraps+=("$real") ;; esac
   fi
@@ -33,25 +54,12 @@ done
 
 if [ ${#bwraps[@]} -eq 0 ]; then
   echo "no bwrap on this machine: running as is"
-  "${test_cmd[@]}"
+  run_tests
 else
   echo "hiding ${bwraps[*]} in a private mount namespace"
   userns=()
   [ "$(id -u)" -eq 0 ] || userns=(--user --map-root-user)
-  # shellcheck disable=SC2016  # $1.. are expanded by the inner bash
-  unshare "${userns[@]}" --mount --propagation private -- bash -euc '
-    n=$1
-    shift
-    for ((i = 0; i < n; i++)); do
-      mount --bind /dev/null "$1"
-      shift
-    done
-    if command -v bwrap >/dev/null || [ -x /usr/bin/bwrap ] || [ -x /bin/bwrap ]; then
-      echo "bwrap is still visible: the newcomer check cannot hide it" >&2
-      exit 1
-    fi
-    exec "$@"
-  ' hide "${#bwraps[@]}" "${bwraps[@]}" "${test_cmd[@]}"
+  unshare "${userns[@]}" --mount --propagation private -- "$PWD/.ci/newcomer_tests.sh" --hide "${bwraps[@]}"
 fi
 
 # It passed (Pants exits non-zero on any failure); now check the sandbox's tests skipped, saying why.
