@@ -3,8 +3,9 @@
 The one definition of when such a test skips and when it fails. A newcomer's `./pants test ::` passes
 without bubblewrap: each of these tests skips, its reason naming the install line. CI (`.ci/run`) sets
 $ROUTER_REQUIRE_SANDBOX (pants.toml passes it into Pants' test sandboxes): there a sandbox that cannot
-run fails these tests instead of skipping them, so the sandbox is tested wherever it can be. Train tests
-import this module too (Pants infers the dependency; the venv command's PYTHONPATH has every tests folder).
+run fails these tests instead of skipping them, so the sandbox is tested wherever it can be. A train
+test that comes to need the sandbox imports this module too (a top-level module, as every tests folder
+is a source root; none does today).
 
 Whether the sandbox can run is asked of the sandbox code itself (`check_bwrap_works`: `bwrap` found as
 the sandbox finds it, and one `true` run in its namespaces), so the tests skip exactly where the sandbox
