@@ -12,6 +12,7 @@ import pytest
 import verifiers.v1 as vf
 from fixture_repos import BASE_SUBJECT, BASE_TAG, LATER_TAG, git, make_repo
 from pydantic import ValidationError
+from system_tools import needs_bwrap
 from verifiers.v1.clients import ModelContext
 from verifiers.v1.configs.client import EvalClientConfig
 from verifiers.v1.harnesses.null import NullHarnessConfig
@@ -260,6 +261,7 @@ def run_setup(task: RouteTask, harness: dict[str, Any] | None = None) -> Path:
     return asyncio.run(go())
 
 
+@needs_bwrap
 def test_clone_checked_out_at_base_commit_without_later_history(tmp_path: Path) -> None:
     task = local_task(tmp_path, commit=None)
     base, later = make_two_commits(tmp_path / "repos" / clone_dir_name(task.data.record.repo))
@@ -274,6 +276,7 @@ def test_clone_checked_out_at_base_commit_without_later_history(tmp_path: Path) 
     assert git(source, "rev-parse", "HEAD", LATER_TAG) == f"{later}\n{later}"  # the source is untouched
 
 
+@needs_bwrap
 def test_instance_checkout_is_copied_and_its_head_checked(tmp_path: Path) -> None:
     task = local_task(tmp_path, commit=None)
     base, later = make_two_commits(tmp_path / "repos" / task.data.record.instance_id)
@@ -283,6 +286,7 @@ def test_instance_checkout_is_copied_and_its_head_checked(tmp_path: Path) -> Non
         run_setup(local_task(tmp_path, commit=base))
 
 
+@needs_bwrap
 def test_missing_repository_or_commit_is_named(tmp_path: Path) -> None:
     task = local_task(tmp_path, commit="0" * 40)
     (tmp_path / "repos").mkdir()
@@ -307,6 +311,7 @@ def test_runtime_mismatches_are_refused(tmp_path: Path) -> None:
         asyncio.run(task.setup(trace, RecordingRuntime(DockerConfig())))
 
 
+@needs_bwrap
 def test_local_tasks_carry_base_commits_from_the_tasks_file(tmp_path: Path) -> None:
     (tmp_path / "repos").mkdir()
     base = {"repo_access": True, "repos_dir": tmp_path / "repos", "allow_unsandboxed": True, "max_tasks": 3}

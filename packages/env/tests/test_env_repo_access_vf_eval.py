@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from fixture_repos import BASE_SUBJECT, BASE_TAG, LATER_SUBJECT, LATER_TAG, git, make_repo
+from system_tools import needs_bwrap
 from vf_stub import MODEL, Reply, first_user, read_episodes, serving, vf_eval_command, vf_eval_env
 
 from router_frontier_rl import RouterConfig, RouterTaskset, format_route, score_completion
@@ -81,6 +82,7 @@ def tool_outputs(trace: dict[str, Any]) -> str:
 
 
 @pytest.mark.e2e
+@needs_bwrap
 def test_vf_eval_repo_access_end_to_end(tmp_path: Path, uv_cache: Path) -> None:
     records = [t.data.record for t in RouterTaskset(RouterConfig(split="eval", max_tasks=3))]
     explore, wrong, runaway = records

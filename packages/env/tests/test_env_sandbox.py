@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 import verifiers.v1 as vf
 from fixture_repos import BASE_SUBJECT, LATER_SUBJECT, git, make_repo
 from pydantic import ValidationError
+from system_tools import REQUIRE_SANDBOX_VAR, needs_bwrap, require_bwrap
 from verifiers.v1.clients import ModelContext
 from verifiers.v1.configs.client import EvalClientConfig
 from verifiers.v1.harnesses.null import NullHarnessConfig
@@ -23,8 +23,6 @@ from router_frontier_rl import RouteData, RouterConfig, RouterHarness, RouterTas
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.offline import reply_trace
 from router_frontier_rl.repo_access import RepoAccess, RepoAccessError
-
-needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
 
 
 def test_a_bare_subprocess_is_a_separate_loud_opt_in(tmp_path: Path) -> None:
@@ -50,6 +48,19 @@ def test_without_bwrap_local_mode_is_one_config_error(
             RouterConfig(repo_access=True, repos_dir=tmp_path, allow_unsandboxed=True)
     finally:
         sandbox.check_bwrap_works.cache_clear()
+
+
+def test_without_bwrap_sandbox_tests_skip_naming_the_install_line_or_fail_where_required(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A newcomer's machine skips the sandbox's tests, saying what to install; CI's fails them."""
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    monkeypatch.delenv(REQUIRE_SANDBOX_VAR, raising=False)
+    with pytest.raises(pytest.skip.Exception, match="not installed: sudo apt-get install -y bubblewrap"):
+        require_bwrap()
+    monkeypatch.setenv(REQUIRE_SANDBOX_VAR, "1")
+    with pytest.raises(pytest.fail.Exception, match=f"{REQUIRE_SANDBOX_VAR} is set .* apt-get install"):
+        require_bwrap()
 
 
 def _run(workdir: Path, command: str) -> subprocess.CompletedProcess[str]:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import gzip
 import json
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fixture_repos import BASE_SUBJECT, LATER_SUBJECT, make_repo
+from system_tools import needs_bwrap
 from vf_stub import MODEL, Reply, read_episodes, serving, vf_eval_command, vf_eval_env
 
 from router_frontier_rl import RouterConfig, RouterTaskset, format_route, score_completion
@@ -25,8 +25,6 @@ from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.repo_checkout import clone_dir_name
 
 uv = pytest.importorskip("uv")
-if shutil.which("bwrap") is None:
-    pytest.skip("bubblewrap (bwrap) is not installed: apt-get install -y bubblewrap", allow_module_level=True)
 
 SECRET = "s3cr3t-value-the-agent-must-not-see"
 
@@ -55,6 +53,7 @@ def attacks(table: Path, port: int, outside: Path) -> list[str]:
 
 
 @pytest.mark.e2e
+@needs_bwrap
 def test_the_agent_cannot_see_out_of_its_sandbox(tmp_path: Path, uv_cache: Path) -> None:
     (record,) = [t.data.record for t in RouterTaskset(RouterConfig(split="eval", max_tasks=1))]
     repos = tmp_path / "repos"
