@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from router_train.local.grpo_run import run_grpo, tail_start
+from router_train.local.grpo_run import GrpoAdapter, run_grpo, tail_start
 from router_train.local.step_metrics import StepMetrics
 
 
@@ -21,9 +21,9 @@ class _Counting:
         self.finished: list[tuple[np.ndarray, np.ndarray] | None] = []
         self.recorded: list[int] = []
 
-    @property
-    def params(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.weights, self.bias
+    def adapter(self, records: bool = True) -> GrpoAdapter[int]:
+        record = self.record if records else None
+        return GrpoAdapter((self.weights, self.bias), self.step, self.finish, record)
 
     def step(self) -> int:
         self.n += 1
@@ -56,7 +56,7 @@ class _Counting:
 def test_tail_average_is_the_mean_of_the_last_steps_parameters() -> None:
     adapter = _Counting()
     seen: list[StepMetrics] = []
-    run = run_grpo(adapter, 10, average_tail=0.3, on_step=seen.append)
+    run = run_grpo(adapter.adapter(), 10, average_tail=0.3, on_step=seen.append)
     # After step s the weights are 1 + ... + s = s(s+1)/2; the tail is steps 8, 9, 10.
     after = [s * (s + 1) / 2 for s in (8, 9, 10)]
     assert tail_start(10, 0.3) == 7
@@ -71,12 +71,12 @@ def test_tail_average_is_the_mean_of_the_last_steps_parameters() -> None:
 
 def test_no_tail_finishes_with_none_and_no_records_calls_no_record() -> None:
     adapter = _Counting()
-    run = run_grpo(adapter, 4, keep_records=False)
+    run = run_grpo(adapter.adapter(records=False), 4)
     assert adapter.finished == [None] and adapter.recorded == [] and run.records == []
     np.testing.assert_array_equal(adapter.weights, np.full((2, 3), 10.0))  # the last step's, untouched
 
 
 def test_a_full_tail_averages_every_step() -> None:
     adapter = _Counting()
-    run_grpo(adapter, 3, average_tail=1.0, keep_records=False)
+    run_grpo(adapter.adapter(records=False), 3, average_tail=1.0)
     np.testing.assert_array_equal(adapter.weights, np.full((2, 3), (1 + 3 + 6) / 3))

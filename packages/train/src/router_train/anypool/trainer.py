@@ -17,11 +17,10 @@ trains one per fold); `run.run_any_pool` is the command-line run that writes fil
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from router_frontier_rl.any_pool import pool_view
 from router_frontier_rl.pool_draw import draw_pool
@@ -34,7 +33,7 @@ from router_train.anypool.model_features import MODEL_FEATURES, PoolFeatureCache
 from router_train.anypool.policy import AnyPoolPolicy
 from router_train.local.features import feature_dim, featurize, fit_features
 from router_train.local.grpo import AdamW, GRPOStep, grpo_step, task_batches
-from router_train.local.grpo_run import run_grpo
+from router_train.local.grpo_run import GrpoAdapter, run_grpo
 from router_train.local.policy import softmax
 from router_train.local.row_batch import take_rows
 from router_train.local.step_metrics import StepMetrics, step_record
@@ -102,84 +101,6 @@ def _check(
         )
 
 
-@dataclass
-class _Taken:
-    """What an any-pool step hands to its record."""
-
-    probs: np.ndarray
-    picks: np.ndarray
-    """Per batch task, its pool's index in the bank."""
-    done: GRPOStep
-
-
-@dataclass
-class _AnyPoolRun:
-    """`run_grpo`'s adapter for the any-pool policy: each step a batch of train tasks, each given a pool
-    of the bank at random; probabilities over each task's pool (padded to the largest)."""
-
-    policy: AnyPoolPolicy
-    cfg: AnyPoolTrainConfig
-    x_all: sp.csr_matrix
-    repos: list[str]
-    train_ids: list[str]
-    bank: list[_BankPool]
-    scores: Callable[[_BankPool, str], np.ndarray]
-    """(pool, task id) -> the env's scores of routing the task to each pool model, then the reward."""
-    opt: AdamW
-    rng: np.random.Generator
-    batches: Iterator[np.ndarray]
-
-    @property
-    def params(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.policy.weights, self.policy.bias
-
-    def step(self) -> _Taken:
-        idx = next(self.batches)
-        picks = self.rng.integers(len(self.bank), size=len(idx))
-        n, k_max, d = len(idx), max(self.cfg.pool_sizes), len(MODEL_FEATURES)
-        x = take_rows(self.x_all, idx)  # `batch_rows`, without a scipy matrix per step
-        m = np.zeros((n, k_max, d))
-        mask = np.zeros((n, k_max), dtype=bool)
-        table = np.zeros((n, k_max, SCORE_FIELDS + 1))
-        for r, (ti, pi) in enumerate(zip(idx, picks, strict=True)):
-            p = self.bank[int(pi)]
-            k = len(p.ids)
-            m[r, :k] = p.features.matrix(self.repos[int(ti)])
-            mask[r, :k] = True
-            table[r, :k] = self.scores(p, self.train_ids[int(ti)])
-        u = x.matmul(self.policy.weights) + self.policy.bias  # `policy.task_vectors`
-        probs = softmax(np.einsum("nkd,nd->nk", m, u), mask)
-
-        def scores_of(actions: np.ndarray) -> dict[str, np.ndarray]:
-            got = np.take_along_axis(table, actions[:, :, None], axis=1)  # (n, samples, fields)
-            return {
-                "reward": got[:, :, SCORE_FIELDS],
-                **{f: got[:, :, i] for i, f in enumerate(REWARD_NAMES)},
-            }
-
-        def backprop(g_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            g_u = np.einsum("nk,nkd->nd", g_scores, m)  # scores = m @ u, u = x @ weights + bias
-            return x.t_matmul(g_u), g_u.sum(axis=0)
-
-        choices = mask.sum(axis=1, keepdims=True)
-        done = grpo_step(
-            probs, scores_of, backprop, self.params, self.opt, self.rng, self.cfg, choices=choices
-        )
-        return _Taken(probs, picks, done)
-
-    def finish(self, averaged: tuple[np.ndarray, np.ndarray] | None) -> None:
-        """The last step's parameters are the trained ones (`run_grpo` averages no tail here)."""
-
-    def record(self, step: int, taken: _Taken) -> StepMetrics:
-        actions = taken.done.actions
-        share: dict[str, float] = {}
-        for r, pi in enumerate(taken.picks):
-            for a in actions[r]:
-                mid = self.bank[int(pi)].ids[int(a)]
-                share[mid] = share.get(mid, 0.0) + 1.0 / actions.size
-        return step_record(step, taken.probs, taken.done, dict(sorted(share.items())))
-
-
 def train_any_pool(
     index: CandidateIndex,
     train_task_ids: Sequence[str],
@@ -232,26 +153,70 @@ def train_any_pool(
         return cached
 
     dim, d = feature_dim(cfg.features, state), len(MODEL_FEATURES)
+    # Zero weights: every pool starts uniform, so the first samples explore every model.
+    policy = AnyPoolPolicy(cfg.features, state, np.zeros((dim, d)), np.zeros(d))
+    opt = AdamW((dim, d), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay)
     rng = np.random.default_rng(cfg.seed)
-    run = _AnyPoolRun(
-        # Zero weights: every pool starts uniform, so the first samples explore every model.
-        policy=AnyPoolPolicy(cfg.features, state, np.zeros((dim, d)), np.zeros(d)),
-        cfg=cfg,
-        x_all=x_all,
-        repos=repos,
-        train_ids=train_ids,
-        bank=bank,
-        scores=scores,
-        opt=AdamW((dim, d), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay),
-        rng=rng,
-        batches=task_batches(len(train_ids), cfg.tasks_per_step, rng),
-    )
-    done = run_grpo(run, cfg.steps, progress=progress, desc="router-train local-anypool", on_step=on_step)
+    batches = task_batches(len(train_ids), cfg.tasks_per_step, rng)
+    k_max = max(cfg.pool_sizes)
+
+    def step() -> tuple[np.ndarray, np.ndarray, GRPOStep]:
+        idx = next(batches)
+        picks = rng.integers(len(bank), size=len(idx))
+        n = len(idx)
+        x = take_rows(x_all, idx)  # `batch_rows`, without a scipy matrix per step
+        m = np.zeros((n, k_max, d))
+        mask = np.zeros((n, k_max), dtype=bool)
+        table = np.zeros((n, k_max, SCORE_FIELDS + 1))
+        for r, (ti, pi) in enumerate(zip(idx, picks, strict=True)):
+            p = bank[int(pi)]
+            k = len(p.ids)
+            m[r, :k] = p.features.matrix(repos[int(ti)])
+            mask[r, :k] = True
+            table[r, :k] = scores(p, train_ids[int(ti)])
+        u = x.matmul(policy.weights) + policy.bias  # `policy.task_vectors`
+        probs = softmax(np.einsum("nkd,nd->nk", m, u), mask)
+
+        def scores_of(actions: np.ndarray) -> dict[str, np.ndarray]:
+            got = np.take_along_axis(table, actions[:, :, None], axis=1)  # (n, samples, fields)
+            return {
+                "reward": got[:, :, SCORE_FIELDS],
+                **{f: got[:, :, i] for i, f in enumerate(REWARD_NAMES)},
+            }
+
+        def backprop(g_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            g_u = np.einsum("nk,nkd->nd", g_scores, m)  # scores = m @ u, u = x @ weights + bias
+            return x.t_matmul(g_u), g_u.sum(axis=0)
+
+        done = grpo_step(
+            probs,
+            scores_of,
+            backprop,
+            (policy.weights, policy.bias),
+            opt,
+            rng,
+            cfg,
+            choices=mask.sum(axis=1, keepdims=True),
+        )
+        return probs, picks, done
+
+    def record(step: int, taken: tuple[np.ndarray, np.ndarray, GRPOStep]) -> StepMetrics:
+        probs, picks, done = taken
+        share: dict[str, float] = {}
+        for r, pi in enumerate(picks):
+            for a in done.actions[r]:
+                mid = bank[int(pi)].ids[int(a)]
+                share[mid] = share.get(mid, 0.0) + 1.0 / done.actions.size
+        return step_record(step, probs, done, dict(sorted(share.items())))
+
+    # No tail average: the last step's parameters are the trained ones.
+    adapter = GrpoAdapter((policy.weights, policy.bias), step, lambda _: None, record)
+    run = run_grpo(adapter, cfg.steps, progress=progress, desc="router-train local-anypool", on_step=on_step)
     return AnyPoolTrainResult(
-        policy=run.policy,
-        metrics=done.records,
+        policy=policy,
+        metrics=run.records,
         train_task_ids=train_ids,
         model_ids=list(model_ids),
         bank_seconds=bank_seconds,
-        seconds_per_step=done.seconds_per_step,
+        seconds_per_step=run.seconds_per_step,
     )

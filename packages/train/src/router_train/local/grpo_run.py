@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Generic, TypeVar
 
 import numpy as np
 from tqdm import tqdm
@@ -23,26 +23,19 @@ Taken = TypeVar("Taken")
 """What one step of an adapter hands to its `record` (its batch's probabilities, what `grpo_step` did)."""
 
 
-class GrpoAdapter(Protocol[Taken]):
+@dataclass(frozen=True)
+class GrpoAdapter(Generic[Taken]):
     """One trainer's side of `run_grpo`."""
 
-    @property
-    def params(self) -> tuple[np.ndarray, np.ndarray]:
-        """(weights, bias) that `step` updates in place: the arrays the tail average sums."""
-        ...
-
-    def step(self) -> Taken:
-        """Draw a batch and take one GRPO update of `params`."""
-        ...
-
-    def finish(self, averaged: tuple[np.ndarray, np.ndarray] | None) -> None:
-        """After the last update, before its record: the tail average of (weights, bias) (None when the
-        run averages no tail) becomes the trained parameters."""
-        ...
-
-    def record(self, step: int, taken: Taken) -> StepMetrics:
-        """The record of step `step` (1-based) from what `step` returned."""
-        ...
+    params: tuple[np.ndarray, np.ndarray]
+    """(weights, bias) that `step` updates in place: the arrays the tail average sums."""
+    step: Callable[[], Taken]
+    """Draws a batch and takes one GRPO update of `params`."""
+    finish: Callable[[tuple[np.ndarray, np.ndarray] | None], None]
+    """Called after the last update, before its record, with the tail average of (weights, bias) (None
+    when the run averages no tail): what the trained parameters become."""
+    record: Callable[[int, Taken], StepMetrics] | None = None
+    """The record of a step (1-based) from what `step` returned; None: the run keeps no records."""
 
 
 @dataclass(frozen=True)
@@ -65,13 +58,12 @@ def run_grpo(
     steps: int,
     *,
     average_tail: float = 0.0,
-    keep_records: bool = True,
     progress: bool = False,
     desc: str = "grpo",
     on_step: Callable[[StepMetrics], None] | None = None,
 ) -> GrpoRun:
     """`steps` updates of `adapter`; then `adapter.finish` with the mean of the parameters after each of
-    the last `average_tail` share of steps. With `keep_records`, each step's record (after `finish` for
+    the last `average_tail` share of steps. With `adapter.record`, each step's record (after `finish` for
     the last) goes to `on_step` as it is made and into the result; `progress` shows a bar named `desc`."""
     last_untailed = tail_start(steps, average_tail)
     weights, bias = adapter.params
@@ -92,7 +84,7 @@ def run_grpo(
         if step == steps:
             n = steps - last_untailed
             adapter.finish((tail_w / n, tail_b / n) if n else None)
-        if not keep_records:
+        if adapter.record is None:
             continue
         record = adapter.record(step, taken)
         records.append(record)

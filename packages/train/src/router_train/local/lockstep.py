@@ -36,10 +36,9 @@ from router_train.local import kernels
 from router_train.local.config import LocalTrainConfig, LocalTrainError
 from router_train.local.features import feature_dim, featurize, fit_features, unique_tasks
 from router_train.local.grpo import AdamW, clip_grad_norm, group_advantages, task_batches
-from router_train.local.grpo_run import run_grpo
+from router_train.local.grpo_run import GrpoAdapter, run_grpo
 from router_train.local.policy import RouterPolicy, softmax
 from router_train.local.row_batch import take_rows
-from router_train.local.step_metrics import StepMetrics
 from router_train.local.trainer import (
     MIN_TASKS_PER_SHIFT_FOLD,
     _log_prior,
@@ -73,6 +72,8 @@ def grpo_policies(
     pool_ids = list(pool_ids)
     k = len(pool_ids)
     weights_5 = reward_weights(cfg.reward)
+    batch, samples = cfg.tasks_per_step, cfg.samples_per_task
+
     blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     rewards: list[np.ndarray] = []
     runs: list[_Run] = []
@@ -99,7 +100,7 @@ def grpo_policies(
             _Run(
                 policy=policy,
                 task_rows=row_off + np.asarray([row_of[t.instance_id] for t in epoch], dtype=np.int64),
-                batches=task_batches(len(epoch), cfg.tasks_per_step, rng),
+                batches=task_batches(len(epoch), batch, rng),
                 rng=rng,
                 cols=slice(col_off, col_off + dim),
             )
@@ -110,71 +111,55 @@ def grpo_policies(
         )
         row_off += len(uniq)
         col_off += dim
-    if not runs:
+    n_runs = len(runs)
+    if not n_runs:
         return []
-    lockstep = _Lockstep(cfg, runs, _stack_rows(blocks, col_off), np.vstack(rewards), k)
-    run_grpo(lockstep, cfg.steps, average_tail=cfg.average_tail, keep_records=False)
-    weights, bias = lockstep.final
+    x_all = _stack_rows(blocks, col_off)
+    reward_of = np.vstack(rewards)
+    weights = np.zeros((col_off, k))
+    bias = np.zeros((n_runs, k))
+    for i, run in enumerate(runs):
+        run.policy.weights, run.policy.bias = weights[run.cols], bias[i]
+    scale = batch * samples  # each training's `logits_gradient` mean, over its own batch
+
+    # One AdamW over the stacked weights: every training steps at the same count with the same settings,
+    # and the update is elementwise, so this is each training's own AdamW on its block.
+    opt = AdamW((col_off, k), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay, shape_b=(n_runs, k))
+    grad_w = np.zeros((col_off, k))
+    grad_b = np.zeros((n_runs, k))
+
+    def step() -> None:
+        rows = np.concatenate([run.task_rows[next(run.batches)] for run in runs])
+        x = take_rows(x_all, rows)
+        probs = softmax(x.matmul(weights) + np.repeat(bias, batch, axis=0))
+        # `grpo.sample_actions` for each training with its own generator.
+        u = np.concatenate([run.rng.random((batch, samples)) for run in runs])
+        actions = kernels.inverse_cdf(probs, u)
+        adv = group_advantages(reward_of[rows[:, None], actions], cfg.adv_eps, cfg.advantage)
+        # `grpo.logits_gradient`, per training's batch.
+        onehot_adv = kernels.scatter_columns(actions, adv, k)
+        g_logits = -(onehot_adv - adv.sum(axis=1, keepdims=True) * probs) / scale
+        x.t_matmul(g_logits, out=grad_w)
+        for i, run in enumerate(runs):
+            grad_b[i] = g_logits[i * batch : (i + 1) * batch].sum(axis=0)
+            if cfg.max_grad_norm > 0:  # the norm itself feeds only the step records
+                clip_grad_norm(grad_w[run.cols], grad_b[i], cfg.max_grad_norm)
+        opt.step(weights, bias, grad_w, grad_b)
+
+    final = [weights, bias]
+
+    def finish(averaged: tuple[np.ndarray, np.ndarray] | None) -> None:
+        if averaged is not None:
+            final[:] = averaged
+
+    run_grpo(GrpoAdapter((weights, bias), step, finish), cfg.steps, average_tail=cfg.average_tail)
     out = []
     for i, (run, shift) in enumerate(zip(runs, bias_shifts, strict=True)):
-        w, b = np.array(weights[run.cols]), np.array(bias[i])
+        w, b = np.array(final[0][run.cols]), np.array(final[1][i])
         if shift is not None:
             b = b + shift
         out.append(RouterPolicy(pool_ids, cfg.features, run.policy.feature_state, w, b))
     return out
-
-
-class _Lockstep:
-    """`run_grpo`'s adapter for every training of one stage at once: the stacked weights (each
-    training's block of rows), the stacked biases (a row each) and one AdamW over both."""
-
-    def __init__(
-        self, cfg: LocalTrainConfig, runs: list[_Run], x_all: sp.csr_matrix, reward_of: np.ndarray, k: int
-    ) -> None:
-        n_cols = x_all.shape[1]
-        self.cfg, self.runs, self.x_all, self.reward_of, self.k = cfg, runs, x_all, reward_of, k
-        self.weights, self.bias = np.zeros((n_cols, k)), np.zeros((len(runs), k))
-        for i, run in enumerate(runs):
-            run.policy.weights, run.policy.bias = self.weights[run.cols], self.bias[i]
-        # One AdamW over the stacked weights: every training steps at the same count with the same
-        # settings, and the update is elementwise, so this is each training's own AdamW on its block.
-        self.opt = AdamW(
-            (n_cols, k), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay, shape_b=(len(runs), k)
-        )
-        self.grad_w, self.grad_b = np.zeros((n_cols, k)), np.zeros((len(runs), k))
-        self.final: tuple[np.ndarray, np.ndarray] = (self.weights, self.bias)
-        """The trained (weights, bias) stacks: the tail average once `finish` has run."""
-
-    @property
-    def params(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.weights, self.bias
-
-    def step(self) -> None:
-        cfg, runs, k = self.cfg, self.runs, self.k
-        batch, samples = cfg.tasks_per_step, cfg.samples_per_task
-        rows = np.concatenate([run.task_rows[next(run.batches)] for run in runs])
-        x = take_rows(self.x_all, rows)
-        probs = softmax(x.matmul(self.weights) + np.repeat(self.bias, batch, axis=0))
-        # `grpo.sample_actions` for each training with its own generator.
-        u = np.concatenate([run.rng.random((batch, samples)) for run in runs])
-        actions = kernels.inverse_cdf(probs, u)
-        adv = group_advantages(self.reward_of[rows[:, None], actions], cfg.adv_eps, cfg.advantage)
-        # `grpo.logits_gradient`, per training's batch (each training's mean over its own batch).
-        onehot_adv = kernels.scatter_columns(actions, adv, k)
-        g_logits = -(onehot_adv - adv.sum(axis=1, keepdims=True) * probs) / (batch * samples)
-        x.t_matmul(g_logits, out=self.grad_w)
-        for i, run in enumerate(runs):
-            self.grad_b[i] = g_logits[i * batch : (i + 1) * batch].sum(axis=0)
-            if cfg.max_grad_norm > 0:  # the norm itself feeds only the step records
-                clip_grad_norm(self.grad_w[run.cols], self.grad_b[i], cfg.max_grad_norm)
-        self.opt.step(self.weights, self.bias, self.grad_w, self.grad_b)
-
-    def finish(self, averaged: tuple[np.ndarray, np.ndarray] | None) -> None:
-        if averaged is not None:
-            self.final = averaged
-
-    def record(self, step: int, taken: None) -> StepMetrics:
-        raise NotImplementedError("lockstep trainings keep no step records")
 
 
 def _stack_rows(blocks: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], n_cols: int) -> sp.csr_matrix:

@@ -15,7 +15,6 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +34,7 @@ from router_train.local.checkpoint import checkpoint_of, save_checkpoint
 from router_train.local.config import LocalTrainConfig, LocalTrainError, RewardWeights
 from router_train.local.features import feature_dim, featurize, fit_features, unique_tasks
 from router_train.local.grpo import AdamW, GRPOStep, grpo_step, task_batches
-from router_train.local.grpo_run import run_grpo
+from router_train.local.grpo_run import GrpoAdapter, run_grpo
 from router_train.local.heldout import HeldOutSummary, heldout_summary, router_metrics
 from router_train.local.policy import RouterPolicy, softmax
 from router_train.local.row_batch import take_rows
@@ -279,74 +278,6 @@ def fit_policy(
     return final.model_copy(update={"prior_shift": tau})
 
 
-@dataclass
-class _Taken:
-    """What a fixed-pool step hands to its record."""
-
-    probs: np.ndarray
-    done: GRPOStep
-
-
-@dataclass
-class _FixedPoolRun:
-    """`run_grpo`'s adapter for one policy over a fixed pool: each step a batch of `task_rows`, scored by
-    looking up `reward_of` (and the record's `table` scores)."""
-
-    cfg: LocalTrainConfig
-    policy: RouterPolicy
-    x_uniq: sp.csr_matrix
-    task_rows: np.ndarray
-    """Epoch position -> the row of its distinct task."""
-    reward_of: np.ndarray
-    table: dict[str, np.ndarray]
-    """STEP_SCORES name -> (distinct task, model) score (empty: no records kept)."""
-    opt: AdamW
-    rng: np.random.Generator
-    batches: Iterator[np.ndarray]
-    eval_tasks: list[TaskRecord]
-    x_eval: sp.csr_matrix | None
-    bias_shift: np.ndarray | None
-
-    @property
-    def params(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.policy.weights, self.policy.bias
-
-    def step(self) -> _Taken:
-        rows = self.task_rows[next(self.batches)]
-        # `take_rows` is `batch_rows` as plain arrays: the same products, without a scipy matrix per step.
-        x = take_rows(self.x_uniq, rows)
-        probs = softmax(x.matmul(self.policy.weights) + self.policy.bias)  # `probabilities_from_features`
-
-        def scores_of(actions: np.ndarray) -> dict[str, np.ndarray]:
-            reward = {"reward": self.reward_of[rows[:, None], actions]}
-            # the other scores feed only the step records
-            return {**reward, **{f: t[rows[:, None], actions] for f, t in self.table.items()}}
-
-        def backprop(g_logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            return x.t_matmul(g_logits), g_logits.sum(axis=0)  # logits = x @ weights + bias
-
-        done = grpo_step(probs, scores_of, backprop, self.params, self.opt, self.rng, self.cfg)
-        return _Taken(probs, done)
-
-    def finish(self, averaged: tuple[np.ndarray, np.ndarray] | None) -> None:
-        # The policy that routes: the tail average, shifted (the last step's record scores it).
-        if averaged is not None:
-            self.policy.weights, self.policy.bias = averaged
-        if self.bias_shift is not None:
-            self.policy.bias = self.policy.bias + self.bias_shift
-
-    def record(self, step: int, taken: _Taken) -> StepMetrics:
-        cfg = self.cfg
-        eval_every = max(cfg.steps // 10, 1)
-        held = (
-            _greedy_eval(self.policy, self.eval_tasks, self.x_eval)
-            if self.x_eval is not None and (step % eval_every == 0 or step == cfg.steps)
-            else {}
-        )
-        share = {m: float((taken.done.actions == j).mean()) for j, m in enumerate(self.policy.pool_ids)}
-        return step_record(step, taken.probs, taken.done, share, **held)
-
-
 def _grpo(
     cfg: LocalTrainConfig,
     train_tasks: list[TaskRecord],
@@ -366,44 +297,72 @@ def _grpo(
     state = fit_features(cfg.features, uniq)
     # Featurise and score each distinct task once; upsampled copies share a row.
     row_of = {t.instance_id: r for r, t in enumerate(uniq)}
+    x_uniq = featurize(cfg.features, state, uniq)
+    task_rows = np.asarray([row_of[t.instance_id] for t in epoch], dtype=np.int64)
     scores = score_table(uniq, pool_ids)
     table = {f: np.asarray([[getattr(s, f) for s in row] for row in scores]) for f in STEP_SCORES}
+    reward_of = np.asarray([[s.weighted(weights_5) for s in row] for row in scores])
     eval_tasks = list(eval_tasks)
+    x_eval = featurize(cfg.features, state, eval_tasks) if eval_tasks else None
 
     k = len(pool_ids)
     dim = feature_dim(cfg.features, state)
+    # Zero weights: the run starts from the uniform router, so the first samples explore every model.
+    policy = RouterPolicy(pool_ids, cfg.features, state, np.zeros((dim, k)), np.zeros(k))
+    opt = AdamW((dim, k), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay)
     rng = np.random.default_rng(cfg.seed)
-    run = _FixedPoolRun(
-        cfg=cfg,
-        # Zero weights: the run starts from the uniform router, so the first samples explore every model.
-        policy=RouterPolicy(pool_ids, cfg.features, state, np.zeros((dim, k)), np.zeros(k)),
-        x_uniq=featurize(cfg.features, state, uniq),
-        task_rows=np.asarray([row_of[t.instance_id] for t in epoch], dtype=np.int64),
-        reward_of=np.asarray([[s.weighted(weights_5) for s in row] for row in scores]),
-        table=table if keep_records else {},
-        opt=AdamW((dim, k), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay),
-        rng=rng,
-        batches=task_batches(len(epoch), cfg.tasks_per_step, rng),
-        eval_tasks=eval_tasks,
-        x_eval=featurize(cfg.features, state, eval_tasks) if eval_tasks else None,
-        bias_shift=bias_shift,
-    )
-    done = run_grpo(
-        run,
+    batches = task_batches(len(epoch), cfg.tasks_per_step, rng)
+    eval_every = max(cfg.steps // 10, 1)
+
+    def step() -> tuple[np.ndarray, GRPOStep]:
+        rows = task_rows[next(batches)]
+        # `take_rows` is `batch_rows` as plain arrays: the same products, without a scipy matrix per step.
+        x = take_rows(x_uniq, rows)
+        probs = softmax(x.matmul(policy.weights) + policy.bias)  # `probabilities_from_features`
+
+        def scores_of(actions: np.ndarray) -> dict[str, np.ndarray]:
+            reward = {"reward": reward_of[rows[:, None], actions]}
+            if not keep_records:  # the other scores feed only the step records
+                return reward
+            return {**reward, **{f: table[f][rows[:, None], actions] for f in STEP_SCORES}}
+
+        def backprop(g_logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            return x.t_matmul(g_logits), g_logits.sum(axis=0)  # logits = x @ weights + bias
+
+        return probs, grpo_step(probs, scores_of, backprop, (policy.weights, policy.bias), opt, rng, cfg)
+
+    def finish(averaged: tuple[np.ndarray, np.ndarray] | None) -> None:
+        # The policy that routes: the tail average, shifted (the last step's record scores it).
+        if averaged is not None:
+            policy.weights, policy.bias = averaged
+        if bias_shift is not None:
+            policy.bias = policy.bias + bias_shift
+
+    def record(step: int, taken: tuple[np.ndarray, GRPOStep]) -> StepMetrics:
+        probs, done = taken
+        held = (
+            _greedy_eval(policy, eval_tasks, x_eval)
+            if x_eval is not None and (step % eval_every == 0 or step == cfg.steps)
+            else {}
+        )
+        share = {m: float((done.actions == j).mean()) for j, m in enumerate(pool_ids)}
+        return step_record(step, probs, done, share, **held)
+
+    run = run_grpo(
+        GrpoAdapter((policy.weights, policy.bias), step, finish, record if keep_records else None),
         cfg.steps,
         average_tail=cfg.average_tail,
-        keep_records=keep_records,
         progress=progress,
         desc="router-train local",
         on_step=on_step,
     )
     return FitResult(
-        policy=run.policy,
-        steps=done.records,
+        policy=policy,
+        steps=run.records,
         train_task_ids=[t.instance_id for t in uniq],
         train_tasks=len(epoch),
-        seconds_per_step=done.seconds_per_step,
-        warning=stall_warning(done.records) if keep_records else None,
+        seconds_per_step=run.seconds_per_step,
+        warning=stall_warning(run.records) if keep_records else None,
     )
 
 
