@@ -18,12 +18,12 @@ class _Counting:
     def __init__(self) -> None:
         self.weights, self.bias = np.zeros((2, 3)), np.zeros(3)
         self.n = 0
-        self.finished: list[tuple[np.ndarray, np.ndarray] | None] = []
+        self.finished: list[tuple[np.ndarray, np.ndarray]] = []
         self.recorded: list[int] = []
 
     def adapter(self, records: bool = True) -> GrpoAdapter[int]:
         record = self.record if records else None
-        return GrpoAdapter((self.weights, self.bias), self.step, self.finish, record)
+        return GrpoAdapter((self.weights, self.bias), self.step, record, self.finish)
 
     def step(self) -> int:
         self.n += 1
@@ -31,10 +31,9 @@ class _Counting:
         self.bias += 2 * self.n
         return self.n
 
-    def finish(self, averaged: tuple[np.ndarray, np.ndarray] | None) -> None:
-        self.finished.append(averaged)
-        if averaged is not None:
-            self.weights, self.bias = averaged
+    def finish(self, trained: tuple[np.ndarray, np.ndarray]) -> None:
+        self.finished.append(trained)
+        self.weights, self.bias = trained
 
     def record(self, step: int, taken: int) -> StepMetrics:
         assert step == taken
@@ -60,7 +59,7 @@ def test_tail_average_is_the_mean_of_the_last_steps_parameters() -> None:
     # After step s the weights are 1 + ... + s = s(s+1)/2; the tail is steps 8, 9, 10.
     after = [s * (s + 1) / 2 for s in (8, 9, 10)]
     assert tail_start(10, 0.3) == 7
-    assert len(adapter.finished) == 1 and adapter.finished[0] is not None
+    assert len(adapter.finished) == 1 and adapter.finished[0] is run.params
     np.testing.assert_array_equal(adapter.weights, np.full((2, 3), sum(after) / 3))
     np.testing.assert_array_equal(adapter.bias, np.full(3, 2 * sum(after) / 3))
     # Every step recorded in order, the last after `finish` (it sees the averaged weights).
@@ -69,11 +68,15 @@ def test_tail_average_is_the_mean_of_the_last_steps_parameters() -> None:
     assert run.seconds_per_step >= 0
 
 
-def test_no_tail_finishes_with_none_and_no_records_calls_no_record() -> None:
+def test_no_tail_trains_the_last_steps_arrays_and_no_records_calls_no_record() -> None:
     adapter = _Counting()
+    weights, bias = adapter.weights, adapter.bias
     run = run_grpo(adapter.adapter(records=False), 4)
-    assert adapter.finished == [None] and adapter.recorded == [] and run.records == []
-    np.testing.assert_array_equal(adapter.weights, np.full((2, 3), 10.0))  # the last step's, untouched
+    # The adapter's own arrays, not copies: the last step's parameters, 1 + 2 + 3 + 4.
+    assert run.params[0] is weights and run.params[1] is bias
+    assert len(adapter.finished) == 1 and adapter.finished[0] is run.params
+    assert adapter.recorded == [] and run.records == []
+    np.testing.assert_array_equal(weights, np.full((2, 3), 10.0))
 
 
 def test_a_full_tail_averages_every_step() -> None:

@@ -209,8 +209,8 @@ def train_any_pool(
                 share[mid] = share.get(mid, 0.0) + 1.0 / done.actions.size
         return step_record(step, probs, done, dict(sorted(share.items())))
 
-    # No tail average: the last step's parameters are the trained ones.
-    adapter = GrpoAdapter((policy.weights, policy.bias), step, lambda _: None, record)
+    # No tail average: the last step's parameters, updated in place in `policy`, are the trained ones.
+    adapter = GrpoAdapter((policy.weights, policy.bias), step, record)
     run = run_grpo(adapter, cfg.steps, progress=progress, desc="router-train local-anypool", on_step=on_step)
     return AnyPoolTrainResult(
         policy=policy,

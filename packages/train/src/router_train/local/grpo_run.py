@@ -31,17 +31,19 @@ class GrpoAdapter(Generic[Taken]):
     """(weights, bias) that `step` updates in place: the arrays the tail average sums."""
     step: Callable[[], Taken]
     """Draws a batch and takes one GRPO update of `params`."""
-    finish: Callable[[tuple[np.ndarray, np.ndarray] | None], None]
-    """Called after the last update, before its record, with the tail average of (weights, bias) (None
-    when the run averages no tail): what the trained parameters become."""
     record: Callable[[int, Taken], StepMetrics] | None = None
     """The record of a step (1-based) from what `step` returned; None: the run keeps no records."""
+    finish: Callable[[tuple[np.ndarray, np.ndarray]], None] | None = None
+    """Called after the last update, before its record, with the trained (weights, bias) (`GrpoRun.params`):
+    where the trainer installs them when its last record must see them."""
 
 
 @dataclass(frozen=True)
 class GrpoRun:
     """How a `run_grpo` went."""
 
+    params: tuple[np.ndarray, np.ndarray]
+    """The trained (weights, bias): the tail average, or the adapter's own arrays when no tail is averaged."""
     records: list[StepMetrics]
     """One record per step, in order (empty when the run kept none)."""
     seconds_per_step: float
@@ -62,9 +64,12 @@ def run_grpo(
     desc: str = "grpo",
     on_step: Callable[[StepMetrics], None] | None = None,
 ) -> GrpoRun:
-    """`steps` updates of `adapter`; then `adapter.finish` with the mean of the parameters after each of
-    the last `average_tail` share of steps. With `adapter.record`, each step's record (after `finish` for
-    the last) goes to `on_step` as it is made and into the result; `progress` shows a bar named `desc`."""
+    """`steps` updates of `adapter`. The trained parameters (`GrpoRun.params`) are the mean of those
+    after each of the last `average_tail` share of steps (no tail: the last step's), handed to
+    `adapter.finish`. With `adapter.record`, each step's record (after `finish` for the last) goes to
+    `on_step` as it is made and into the result; `progress` shows a bar named `desc`."""
+    if steps < 1:
+        raise ValueError(f"a GRPO run takes at least one step, got {steps}")
     last_untailed = tail_start(steps, average_tail)
     weights, bias = adapter.params
     tail_w, tail_b = np.zeros_like(weights), np.zeros_like(bias)
@@ -83,7 +88,9 @@ def run_grpo(
         step_times.append(time.perf_counter() - t0)
         if step == steps:
             n = steps - last_untailed
-            adapter.finish((tail_w / n, tail_b / n) if n else None)
+            trained = (tail_w / n, tail_b / n) if n else (weights, bias)
+            if adapter.finish is not None:
+                adapter.finish(trained)
         if adapter.record is None:
             continue
         record = adapter.record(step, taken)
@@ -92,4 +99,4 @@ def run_grpo(
             on_step(record)
         bar.set_postfix(reward=f"{record.reward:.3f}", entropy=f"{record.entropy:.3f}", refresh=False)
     bar.close()
-    return GrpoRun(records=records, seconds_per_step=sum(step_times) / len(step_times))
+    return GrpoRun(params=trained, records=records, seconds_per_step=sum(step_times) / len(step_times))

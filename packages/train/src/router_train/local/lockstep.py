@@ -146,16 +146,12 @@ def grpo_policies(
                 clip_grad_norm(grad_w[run.cols], grad_b[i], cfg.max_grad_norm)
         opt.step(weights, bias, grad_w, grad_b)
 
-    final = [weights, bias]
-
-    def finish(averaged: tuple[np.ndarray, np.ndarray] | None) -> None:
-        if averaged is not None:
-            final[:] = averaged
-
-    run_grpo(GrpoAdapter((weights, bias), step, finish), cfg.steps, average_tail=cfg.average_tail)
+    trained_w, trained_b = run_grpo(
+        GrpoAdapter((weights, bias), step), cfg.steps, average_tail=cfg.average_tail
+    ).params
     out = []
     for i, (run, shift) in enumerate(zip(runs, bias_shifts, strict=True)):
-        w, b = np.array(final[0][run.cols]), np.array(final[1][i])
+        w, b = np.array(trained_w[run.cols]), np.array(trained_b[i])
         if shift is not None:
             b = b + shift
         out.append(RouterPolicy(pool_ids, cfg.features, run.policy.feature_state, w, b))

@@ -331,10 +331,9 @@ def _grpo(
 
         return probs, grpo_step(probs, scores_of, backprop, (policy.weights, policy.bias), opt, rng, cfg)
 
-    def finish(averaged: tuple[np.ndarray, np.ndarray] | None) -> None:
+    def finish(trained: tuple[np.ndarray, np.ndarray]) -> None:
         # The policy that routes: the tail average, shifted (the last step's record scores it).
-        if averaged is not None:
-            policy.weights, policy.bias = averaged
+        policy.weights, policy.bias = trained
         if bias_shift is not None:
             policy.bias = policy.bias + bias_shift
 
@@ -349,7 +348,7 @@ def _grpo(
         return step_record(step, probs, done, share, **held)
 
     run = run_grpo(
-        GrpoAdapter((policy.weights, policy.bias), step, finish, record if keep_records else None),
+        GrpoAdapter((policy.weights, policy.bias), step, record if keep_records else None, finish),
         cfg.steps,
         average_tail=cfg.average_tail,
         progress=progress,
