@@ -83,3 +83,8 @@ def test_a_full_tail_averages_every_step() -> None:
     adapter = _Counting()
     run_grpo(adapter.adapter(records=False), 3, average_tail=1.0)
     np.testing.assert_array_equal(adapter.weights, np.full((2, 3), (1 + 3 + 6) / 3))
+
+
+def test_zero_steps_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least one step"):
+        run_grpo(_Counting().adapter(), 0)
