@@ -21,7 +21,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from tqdm import tqdm
 
 from router_frontier_rl.any_pool import pool_view
 from router_frontier_rl.pool_draw import draw_pool
@@ -33,9 +32,10 @@ from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
 from router_train.anypool.model_features import MODEL_FEATURES, PoolFeatureCache
 from router_train.anypool.policy import AnyPoolPolicy
 from router_train.local.features import feature_dim, featurize, fit_features
-from router_train.local.grpo import AdamW, grpo_step, task_batches
+from router_train.local.grpo import AdamW, GRPOStep, grpo_step, task_batches
+from router_train.local.grpo_run import GrpoAdapter, run_grpo
 from router_train.local.policy import softmax
-from router_train.local.row_batch import RowBatch, take_rows
+from router_train.local.row_batch import take_rows
 from router_train.local.step_metrics import StepMetrics, step_record
 
 SCORE_FIELDS = len(REWARD_NAMES)
@@ -159,11 +159,8 @@ def train_any_pool(
     rng = np.random.default_rng(cfg.seed)
     batches = task_batches(len(train_ids), cfg.tasks_per_step, rng)
     k_max = max(cfg.pool_sizes)
-    metrics: list[StepMetrics] = []
-    step_times: list[float] = []
-    bar = tqdm(range(1, cfg.steps + 1), desc="router-train local-anypool", disable=None if progress else True)
-    for step in bar:
-        t1 = time.perf_counter()
+
+    def step() -> tuple[np.ndarray, np.ndarray, GRPOStep]:
         idx = next(batches)
         picks = rng.integers(len(bank), size=len(idx))
         n = len(idx)
@@ -180,16 +177,14 @@ def train_any_pool(
         u = x.matmul(policy.weights) + policy.bias  # `policy.task_vectors`
         probs = softmax(np.einsum("nkd,nd->nk", m, u), mask)
 
-        def scores_of(actions: np.ndarray, table: np.ndarray = table) -> dict[str, np.ndarray]:
+        def scores_of(actions: np.ndarray) -> dict[str, np.ndarray]:
             got = np.take_along_axis(table, actions[:, :, None], axis=1)  # (n, samples, fields)
             return {
                 "reward": got[:, :, SCORE_FIELDS],
                 **{f: got[:, :, i] for i, f in enumerate(REWARD_NAMES)},
             }
 
-        def backprop(
-            g_scores: np.ndarray, x: RowBatch = x, m: np.ndarray = m
-        ) -> tuple[np.ndarray, np.ndarray]:
+        def backprop(g_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             g_u = np.einsum("nk,nkd->nd", g_scores, m)  # scores = m @ u, u = x @ weights + bias
             return x.t_matmul(g_u), g_u.sum(axis=0)
 
@@ -203,24 +198,25 @@ def train_any_pool(
             cfg,
             choices=mask.sum(axis=1, keepdims=True),
         )
-        step_times.append(time.perf_counter() - t1)
+        return probs, picks, done
 
+    def record(step: int, taken: tuple[np.ndarray, np.ndarray, GRPOStep]) -> StepMetrics:
+        probs, picks, done = taken
         share: dict[str, float] = {}
         for r, pi in enumerate(picks):
             for a in done.actions[r]:
                 mid = bank[int(pi)].ids[int(a)]
                 share[mid] = share.get(mid, 0.0) + 1.0 / done.actions.size
-        record = step_record(step, probs, done, dict(sorted(share.items())))
-        metrics.append(record)
-        if on_step is not None:
-            on_step(record)
-        bar.set_postfix(reward=f"{record.reward:.3f}", entropy=f"{record.entropy:.3f}", refresh=False)
-    bar.close()
+        return step_record(step, probs, done, dict(sorted(share.items())))
+
+    # No tail average: the last step's parameters, updated in place in `policy`, are the trained ones.
+    adapter = GrpoAdapter((policy.weights, policy.bias), step, record)
+    run = run_grpo(adapter, cfg.steps, progress=progress, desc="router-train local-anypool", on_step=on_step)
     return AnyPoolTrainResult(
         policy=policy,
-        metrics=metrics,
+        metrics=run.records,
         train_task_ids=train_ids,
         model_ids=list(model_ids),
         bank_seconds=bank_seconds,
-        seconds_per_step=sum(step_times) / len(step_times),
+        seconds_per_step=run.seconds_per_step,
     )

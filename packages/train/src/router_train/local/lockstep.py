@@ -36,6 +36,7 @@ from router_train.local import kernels
 from router_train.local.config import LocalTrainConfig, LocalTrainError
 from router_train.local.features import feature_dim, featurize, fit_features, unique_tasks
 from router_train.local.grpo import AdamW, clip_grad_norm, group_advantages, task_batches
+from router_train.local.grpo_run import GrpoAdapter, run_grpo
 from router_train.local.policy import RouterPolicy, softmax
 from router_train.local.row_batch import take_rows
 from router_train.local.trainer import (
@@ -72,7 +73,6 @@ def grpo_policies(
     k = len(pool_ids)
     weights_5 = reward_weights(cfg.reward)
     batch, samples = cfg.tasks_per_step, cfg.samples_per_task
-    tail_start = cfg.steps - round(cfg.average_tail * cfg.steps)
 
     blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     rewards: list[np.ndarray] = []
@@ -120,7 +120,6 @@ def grpo_policies(
     bias = np.zeros((n_runs, k))
     for i, run in enumerate(runs):
         run.policy.weights, run.policy.bias = weights[run.cols], bias[i]
-    tail_w, tail_b = np.zeros((col_off, k)), np.zeros((n_runs, k))
     scale = batch * samples  # each training's `logits_gradient` mean, over its own batch
 
     # One AdamW over the stacked weights: every training steps at the same count with the same settings,
@@ -128,7 +127,8 @@ def grpo_policies(
     opt = AdamW((col_off, k), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay, shape_b=(n_runs, k))
     grad_w = np.zeros((col_off, k))
     grad_b = np.zeros((n_runs, k))
-    for step in range(1, cfg.steps + 1):
+
+    def step() -> None:
         rows = np.concatenate([run.task_rows[next(run.batches)] for run in runs])
         x = take_rows(x_all, rows)
         probs = softmax(x.matmul(weights) + np.repeat(bias, batch, axis=0))
@@ -145,20 +145,16 @@ def grpo_policies(
             if cfg.max_grad_norm > 0:  # the norm itself feeds only the step records
                 clip_grad_norm(grad_w[run.cols], grad_b[i], cfg.max_grad_norm)
         opt.step(weights, bias, grad_w, grad_b)
-        if step > tail_start:
-            tail_w += weights
-            tail_b += bias
 
+    trained_w, trained_b = run_grpo(
+        GrpoAdapter((weights, bias), step), cfg.steps, average_tail=cfg.average_tail
+    ).params
     out = []
     for i, (run, shift) in enumerate(zip(runs, bias_shifts, strict=True)):
-        policy = run.policy
-        w, b = np.array(weights[run.cols]), np.array(bias[i])
-        if tail_start < cfg.steps:
-            w = tail_w[run.cols] / (cfg.steps - tail_start)
-            b = tail_b[i] / (cfg.steps - tail_start)
+        w, b = np.array(trained_w[run.cols]), np.array(trained_b[i])
         if shift is not None:
             b = b + shift
-        out.append(RouterPolicy(pool_ids, cfg.features, policy.feature_state, np.ascontiguousarray(w), b))
+        out.append(RouterPolicy(pool_ids, cfg.features, run.policy.feature_state, w, b))
     return out
 
 

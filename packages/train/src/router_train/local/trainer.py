@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 from pydantic import BaseModel, ConfigDict
-from tqdm import tqdm
 
 from router_frontier_rl.bundled import BUNDLED_TABLE, bundled_table_path
 from router_frontier_rl.rewards import REWARD_NAMES, RouteScores, score_completion, score_route
@@ -34,10 +33,11 @@ from router_oracle.table_check import load_table
 from router_train.local.checkpoint import checkpoint_of, save_checkpoint
 from router_train.local.config import LocalTrainConfig, LocalTrainError, RewardWeights
 from router_train.local.features import feature_dim, featurize, fit_features, unique_tasks
-from router_train.local.grpo import AdamW, grpo_step, task_batches
+from router_train.local.grpo import AdamW, GRPOStep, grpo_step, task_batches
+from router_train.local.grpo_run import GrpoAdapter, run_grpo
 from router_train.local.heldout import HeldOutSummary, heldout_summary, router_metrics
 from router_train.local.policy import RouterPolicy, softmax
-from router_train.local.row_batch import RowBatch, take_rows
+from router_train.local.row_batch import take_rows
 from router_train.local.step_metrics import STEP_SCORES, StepMetrics, step_record
 from router_train.scoring.dial import calibrate_policy
 from router_train.scoring.metrics import single_model_points
@@ -309,71 +309,59 @@ def _grpo(
     dim = feature_dim(cfg.features, state)
     # Zero weights: the run starts from the uniform router, so the first samples explore every model.
     policy = RouterPolicy(pool_ids, cfg.features, state, np.zeros((dim, k)), np.zeros(k))
-    tail_start = cfg.steps - round(cfg.average_tail * cfg.steps)
-    tail_w, tail_b = np.zeros((dim, k)), np.zeros(k)
     opt = AdamW((dim, k), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay)
     rng = np.random.default_rng(cfg.seed)
     batches = task_batches(len(epoch), cfg.tasks_per_step, rng)
     eval_every = max(cfg.steps // 10, 1)
-    records: list[StepMetrics] = []
-    step_times: list[float] = []
-    # disable=None: no bar when stderr is not a terminal (logs, CI), where every redraw is a line.
-    bar = tqdm(
-        range(1, cfg.steps + 1),
-        desc="router-train local",
-        disable=None if progress else True,
-        unit="step",
-        mininterval=0.25,
-    )
-    for step in bar:
-        t0 = time.perf_counter()
+
+    def step() -> tuple[np.ndarray, GRPOStep]:
         rows = task_rows[next(batches)]
         # `take_rows` is `batch_rows` as plain arrays: the same products, without a scipy matrix per step.
         x = take_rows(x_uniq, rows)
         probs = softmax(x.matmul(policy.weights) + policy.bias)  # `probabilities_from_features`
 
-        def scores_of(actions: np.ndarray, rows: np.ndarray = rows) -> dict[str, np.ndarray]:
+        def scores_of(actions: np.ndarray) -> dict[str, np.ndarray]:
             reward = {"reward": reward_of[rows[:, None], actions]}
             if not keep_records:  # the other scores feed only the step records
                 return reward
             return {**reward, **{f: table[f][rows[:, None], actions] for f in STEP_SCORES}}
 
-        def backprop(g_logits: np.ndarray, x: RowBatch = x) -> tuple[np.ndarray, np.ndarray]:
+        def backprop(g_logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             return x.t_matmul(g_logits), g_logits.sum(axis=0)  # logits = x @ weights + bias
 
-        done = grpo_step(probs, scores_of, backprop, (policy.weights, policy.bias), opt, rng, cfg)
-        if step > tail_start:
-            tail_w += policy.weights
-            tail_b += policy.bias
-        step_times.append(time.perf_counter() - t0)
+        return probs, grpo_step(probs, scores_of, backprop, (policy.weights, policy.bias), opt, rng, cfg)
 
-        if step == cfg.steps:  # the policy that routes: the tail average, shifted (scored just below)
-            if tail_start < cfg.steps:
-                policy.weights = tail_w / (cfg.steps - tail_start)
-                policy.bias = tail_b / (cfg.steps - tail_start)
-            if bias_shift is not None:
-                policy.bias = policy.bias + bias_shift
-        if not keep_records:
-            continue
+    def finish(trained: tuple[np.ndarray, np.ndarray]) -> None:
+        # The policy that routes: the tail average, shifted (the last step's record scores it).
+        policy.weights, policy.bias = trained
+        if bias_shift is not None:
+            policy.bias = policy.bias + bias_shift
+
+    def record(step: int, taken: tuple[np.ndarray, GRPOStep]) -> StepMetrics:
+        probs, done = taken
         held = (
             _greedy_eval(policy, eval_tasks, x_eval)
             if x_eval is not None and (step % eval_every == 0 or step == cfg.steps)
             else {}
         )
         share = {m: float((done.actions == j).mean()) for j, m in enumerate(pool_ids)}
-        record = step_record(step, probs, done, share, **held)
-        records.append(record)
-        if on_step is not None:
-            on_step(record)
-        bar.set_postfix(reward=f"{record.reward:.3f}", entropy=f"{record.entropy:.3f}", refresh=False)
-    bar.close()
+        return step_record(step, probs, done, share, **held)
+
+    run = run_grpo(
+        GrpoAdapter((policy.weights, policy.bias), step, record if keep_records else None, finish),
+        cfg.steps,
+        average_tail=cfg.average_tail,
+        progress=progress,
+        desc="router-train local",
+        on_step=on_step,
+    )
     return FitResult(
         policy=policy,
-        steps=records,
+        steps=run.records,
         train_task_ids=[t.instance_id for t in uniq],
         train_tasks=len(epoch),
-        seconds_per_step=sum(step_times) / len(step_times),
-        warning=stall_warning(records) if keep_records else None,
+        seconds_per_step=run.seconds_per_step,
+        warning=stall_warning(run.records) if keep_records else None,
     )
 
 
