@@ -7,7 +7,8 @@ import io
 from collections.abc import Callable
 from typing import Any
 
-from router_train.evaluate.report import EvalReport, Evaluation, row_label, verdict
+from router_train.evaluate.report import EvalReport, Evaluation, row_label
+from router_train.scoring.vs_mix import verdict
 
 _SKIP_PREFIXES = ("always:",)
 """Rows drawn as single-model points already."""
