@@ -32,17 +32,17 @@ from router_train.evaluate_anypool import (
     held_out_groups,
     write_report,
 )
-from router_train.evaluate_anypool.pool_average import PoolGaps, floored_gap, gap_differences
+from router_train.evaluate_anypool.pool_average import PoolGaps, gap_differences
 from router_train.evaluate_anypool.report import AnyPoolEvalReport
 from router_train.local import LocalTrainConfig
 from router_train.scoring.decisions import Decisions, EvaluateError, from_labels
 from router_train.scoring.metrics import (
     compute_metrics,
-    frontier_position,
     per_task_outcomes,
     single_model_points,
     task_resample,
 )
+from router_train.scoring.vs_mix import floored_gap, frontier_position, gap_samples
 
 MODELS = {"pa-big": 1.0, "pa-small": 0.1, "pb-big": 0.9, "pb-mid": 0.3, "pc-mid": 0.4, "pc-tiny": 0.05}
 PROVIDERS = {m: m.split("-")[0] for m in MODELS}
@@ -324,7 +324,7 @@ def test_per_task_outcomes_are_what_the_metrics_average(index: CandidateIndex) -
     )
     assert sum(resolved) / len(tasks) == pytest.approx(m.resolved_rate, abs=1e-6)
     assert sum(cost) / len(tasks) == pytest.approx(m.mean_cost, abs=1e-6)
-    samples = task_resample(tasks, REFERENCE_POOL, 0).gap_samples(resolved, cost)
+    samples = gap_samples(task_resample(tasks, REFERENCE_POOL, 0), resolved, cost)
     ci = m.frontier.gap_ci  # type: ignore[union-attr]
     assert ci is not None and ci == pytest.approx(
         tuple(np.percentile(samples[np.isfinite(samples)], [2.5, 97.5])), abs=1e-6
@@ -335,10 +335,10 @@ def test_per_task_outcomes_are_what_the_metrics_average(index: CandidateIndex) -
         "lazy", "baseline", {t.instance_id: ["pc-tiny" if k % 3 else None] for k, t in enumerate(tasks)}
     )
     resample = task_resample(tasks, REFERENCE_POOL, 0)
-    plain = resample.gap_samples(*per_task_outcomes(lazy, tasks))
-    floor = resample.gap_samples(*per_task_outcomes(lazy, tasks), floor_at_cheapest=True)
+    plain = gap_samples(resample, *per_task_outcomes(lazy, tasks))
+    floor = gap_samples(resample, *per_task_outcomes(lazy, tasks), floor_at_cheapest=True)
     assert np.isnan(plain).all() and np.isfinite(floor).all() and (floor <= 0).all()
-    same = resample.gap_samples(resolved, cost, floor_at_cheapest=True)
+    same = gap_samples(resample, resolved, cost, floor_at_cheapest=True)
     assert np.array_equal(same[np.isfinite(samples)], samples[np.isfinite(samples)])
 
 

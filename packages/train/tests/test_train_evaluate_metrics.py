@@ -14,15 +14,15 @@ from router_oracle.frontier import (
 )
 from router_oracle.table import ModelOutcome, OracleRule, Pool, PoolModel, RunOutcome, TaskRecord
 from router_oracle.tie_rule import pick_for_task
-from router_train.scoring.bootstrap import TaskResample, mix_resolved_at_cost
+from router_train.scoring.bootstrap import TaskResample
 from router_train.scoring.decisions import UNPARSEABLE, from_distributions, from_labels
 from router_train.scoring.metrics import (
     cohen_kappa,
     compute_metrics,
-    frontier_position,
     single_model_points,
     total_variation,
 )
+from router_train.scoring.vs_mix import frontier_position, mix_resolved_at_cost
 
 IDS = ["a", "b", "c"]
 POOL = Pool(name="t", models=[PoolModel(id=i, name=i, runs=[f"run-{i}"]) for i in IDS])
@@ -266,9 +266,6 @@ def test_bootstrap_interval_is_seeded_and_brackets_the_gap() -> None:
 
 def test_bootstrap_mix_matches_the_frontier_definition() -> None:
     # The bootstrap's vectorised best mix must be frontier.best_mix_at_cost, budget by budget.
-    from router_oracle.frontier import best_mix_at_cost
-    from router_train.scoring.bootstrap import mix_resolved_at_cost
-
     rng = np.random.default_rng(7)
     for _ in range(200):
         m = int(rng.integers(1, 5))

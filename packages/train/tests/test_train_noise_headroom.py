@@ -29,7 +29,8 @@ from router_train.evaluate import (
 )
 from router_train.evaluate.plot import _draw
 from router_train.evaluate.report import Evaluation
-from router_train.scoring.metrics import frontier_position, single_model_points
+from router_train.scoring.metrics import single_model_points
+from router_train.scoring.vs_mix import frontier_position
 
 
 @pytest.mark.parametrize("pool", ["default", "multi_run"])

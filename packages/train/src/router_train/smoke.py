@@ -25,10 +25,10 @@ from router_oracle.stats import compute_stats, format_stats
 from router_oracle.table import dumps_table
 from router_train.evaluate import evaluate, read_table, render_terminal
 from router_train.evaluate.fitted import LOCAL_ROUTER_NAME
-from router_train.evaluate.report import verdict
 from router_train.hosted import is_stale, load_config, prime_ready, shipped_path
 from router_train.launch_cli import launch_status
 from router_train.local import LocalTrainConfig, format_summary, train_local
+from router_train.scoring.vs_mix import verdict
 
 DEFAULT_OUTPUT = Path("dist/smoke")
 CV_COMMAND = "./pants run packages/train:router-train -- evaluate --folds 5 -o dist/eval"

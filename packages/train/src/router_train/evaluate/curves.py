@@ -19,7 +19,7 @@ resolved rate; ties: cheaper) on the evaluated tasks:
 - CPT50 / CPT80: the lowest cost at which PGR reaches 0.5 / 0.8, as a share of c_s; None: not reached
   within [c_w, c_s].
 - area_vs_mix: the mean over [c_w, c_s] of R(c) minus the best random mix of single models at c, in
-  points (the area between the curve and the mix frontier divided by the cost range).
+  points (the area between the curve and the mix frontier divided by the cost range; `vs_mix.area_vs_mix`).
 Intervals: 95% paired bootstrap over tasks (`bootstrap.TaskResample`, the same resamples as the rows'
 gaps): each resample re-measures the curve's points, the end models and the mix frontier.
 """
@@ -31,14 +31,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from router_oracle.frontier import EPS, ModelPoint, best_mix_at_cost, frontier_vertices
+from router_oracle.frontier import EPS, ModelPoint, frontier_vertices
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
 from router_train.evaluate import dial as dial_module
 from router_train.evaluate.design import Partition
 from router_train.evaluate.dial import RouterScores, apply_dial, outcome_matrices
-from router_train.scoring.bootstrap import TaskResample, mix_resolved_at_cost, percentile_interval
+from router_train.scoring.bootstrap import TaskResample, percentile_interval
 from router_train.scoring.metrics import single_model_points
+from router_train.scoring.vs_mix import area_vs_mix, gap_at_cost, grid_mean, mix_on_grid, points
 
 TARGET_SHARES = tuple(i / 10 for i in range(11))
 """Operating points: target cost = c_w + share x (c_s - c_w) on each fit's train tasks (11 points)."""
@@ -131,12 +132,6 @@ def end_models(singles: Sequence[ModelPoint]) -> tuple[ModelPoint, ModelPoint]:
     return weak, strong
 
 
-def _trapezoid_mean(y: np.ndarray) -> np.ndarray:
-    """Mean of y over a uniform grid along the last axis (trapezoid rule)."""
-    out: np.ndarray = ((y[..., 1:] + y[..., :-1]) / 2).mean(axis=-1)
-    return out
-
-
 def _grid(mc: np.ndarray, weak: int, strong: int) -> np.ndarray:
     """(k, GRID): the cost grid from the cheapest to the strongest model of each sample."""
     wc, sc = mc[weak], mc[strong]
@@ -147,9 +142,7 @@ def _grid(mc: np.ndarray, weak: int, strong: int) -> np.ndarray:
 
 def _mix_on_grid(mr: np.ndarray, mc: np.ndarray, weak: int, strong: int) -> np.ndarray:
     """(k, GRID): the best random mix of single models at each cost of `_grid`."""
-    grid = _grid(mc, weak, strong)
-    mix = mix_resolved_at_cost(np.repeat(mr, GRID, axis=1), np.repeat(mc, GRID, axis=1), grid.ravel())
-    return mix.reshape(grid.shape)
+    return mix_on_grid(mr, mc, _grid(mc, weak, strong))
 
 
 def curve_stats(
@@ -182,8 +175,7 @@ def curve_stats(
         pgr_points = np.where(span[:, None] > EPS, (pr - wr[:, None]) / span[:, None], np.nan)
     if mix is None:
         mix = _mix_on_grid(mr, mc, weak, strong)
-    area = _trapezoid_mean(curve - mix)
-    out = {"apgr": _trapezoid_mean(pgr_grid), "area_vs_mix": 100 * area, "pgr": pgr_points}
+    out = {"apgr": grid_mean(pgr_grid), "area_vs_mix": area_vs_mix(curve, mix), "pgr": pgr_points}
     for name, level in (("cpt50", 0.5), ("cpt80", 0.8)):
         hit = pgr_grid >= level - 1e-9
         first = np.where(hit.any(axis=1), hit.argmax(axis=1), -1)
@@ -309,7 +301,6 @@ def _points(
     out = []
     for j, share in enumerate(shares):
         r, c = float(resolved[j].mean()), float(cost[j].mean())
-        mix = best_mix_at_cost(singles, c)
         out.append(
             CurvePoint(
                 target_share=round(share, 4) + 0.0,
@@ -317,7 +308,7 @@ def _points(
                 dial=round(float(dials[j]), 6) + 0.0,
                 cost_per_task=round(c, 6) + 0.0,
                 resolved=round(r, 6) + 0.0,
-                gap_vs_mix=None if mix is None else round(100 * (r - mix.resolved), 4) + 0.0,
+                gap_vs_mix=points(gap_at_cost(r, c, singles)),
                 pgr=pgr[j],
             )
         )

@@ -3,7 +3,7 @@ models and the oracle's curve, over the cheapest-to-strongest cost range."""
 
 from __future__ import annotations
 
-from router_train.evaluate.plot import png_bytes
+from router_train.evaluate.plot import draw_mix_frontier, png_bytes
 from router_train.evaluate.report import EvalReport, row_label
 
 
@@ -19,9 +19,7 @@ def _draw(ax, report: EvalReport) -> None:  # type: ignore[no-untyped-def]
     oracle = next((r for r in ev.curves.references if r.name == "oracle"), None)
     xs = [p.cost for p in singles] + [p.cost_per_task for r in ev.routers for p in r.curve or []]
     xmax = max([*xs, 1e-6]) * 1.15
-    fx = [p.cost for p in ev.frontier] + [xmax]
-    fy = [100 * p.resolved for p in ev.frontier] + [100 * ev.frontier[-1].resolved]
-    ax.plot(fx, fy, "--", color="0.45", lw=1.2, zorder=1, label="best random mix of single models")
+    draw_mix_frontier(ax, ev, xmax)
     w, s = ev.curves.cheapest, ev.curves.strongest
     ax.plot(
         [w.cost, s.cost],

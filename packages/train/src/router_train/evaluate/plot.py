@@ -7,7 +7,8 @@ import io
 from collections.abc import Callable
 from typing import Any
 
-from router_train.evaluate.report import EvalReport, Evaluation, row_label, verdict
+from router_train.evaluate.report import EvalReport, Evaluation, row_label
+from router_train.scoring.vs_mix import verdict
 
 _SKIP_PREFIXES = ("always:",)
 """Rows drawn as single-model points already."""
@@ -37,6 +38,17 @@ def render_png(report: EvalReport) -> bytes:
     return png_bytes(lambda ax: _draw(ax, report), (8.0, 5.5))
 
 
+def draw_mix_frontier(ax, ev: Evaluation, xmax: float) -> tuple[list[float], list[float]]:  # type: ignore[no-untyped-def]
+    """Draw the mix frontier dashed: the hull corners, then flat to `xmax` (spending more buys nothing
+    past the best model). Returns the line drawn, (USD per task, resolved %); empty when there is none."""
+    if not ev.frontier:
+        return [], []
+    fx = [p.cost for p in ev.frontier] + [xmax]
+    fy = [100 * p.resolved for p in ev.frontier] + [100 * ev.frontier[-1].resolved]
+    ax.plot(fx, fy, "--", color="0.45", lw=1.2, zorder=1, label="best random mix of single models")
+    return fx, fy
+
+
 def _noise_mark(ev: Evaluation) -> tuple[float, float] | None:
     """Resolved % of the oracle less the noise estimate, and less the upper figure (None: not measured)."""
     est = ev.oracle_noise
@@ -64,13 +76,8 @@ def _draw(ax, report: EvalReport) -> None:  # type: ignore[no-untyped-def]
     # Room right of the dearest point for its label, which would otherwise run into the legend.
     xmax = max([*costs, 1e-6]) * 1.25
     ylo, yhi = _ylim(ev)
-    # Mix frontier: the hull corners, then flat (spending more buys nothing past the best model).
-    fx = [p.cost for p in ev.frontier]
-    fy = [100 * p.resolved for p in ev.frontier]
+    fx, fy = draw_mix_frontier(ax, ev, xmax)
     if fx:
-        fx.append(xmax)
-        fy.append(fy[-1])
-        ax.plot(fx, fy, "--", color="0.45", lw=1.2, zorder=1, label="best random mix of single models")
         ax.fill_between(fx, fy, ylo, color="0.9", zorder=0)
         ax.text(
             xmax * 0.98,

@@ -37,6 +37,7 @@ from router_oracle.noise import NoiseEstimate, headroom_sentence
 from router_train.evaluate.curves import CurveMetrics, CurvePoint, CurveStat, CurveSummary
 from router_train.scoring.decisions import UNPARSEABLE, SourceKind
 from router_train.scoring.metrics import RouterMetrics
+from router_train.scoring.vs_mix import Gap, verdict
 
 PLOT_PNG = "cost_vs_resolved.png"
 """File name of the plot, beside report.md (which links it)."""
@@ -73,22 +74,6 @@ class Design(FrozenModel):
     """Cross-validation: number of folds, stratified by oracle label (`router_frontier_rl.split`)."""
     fold_seeds: list[int] = Field(default_factory=list)
     """Cross-validation: one complete K-fold pass per seed; each task is routed once per seed."""
-
-
-class Gap(FrozenModel):
-    """A router's resolved rate minus the best random mix of single models at its mean cost, in points."""
-
-    mean: float | None
-    """Over the evaluation's tasks, every fold seed's decisions pooled; None when the router is cheaper
-    than every single model (no mix to compare with)."""
-    low: float | None
-    """Lower end of the 95% paired-bootstrap interval over tasks (frontier rebuilt per resample)."""
-    high: float | None
-    """Upper end of that interval."""
-    by_fold_seed: list[float | None] = Field(default_factory=list)
-    """Cross-validation: the gap of each fold seed's decisions alone, in fold-seed order."""
-    sd: float | None = None
-    """Cross-validation with two or more fold seeds: sample standard deviation of `by_fold_seed`."""
 
 
 class RouterRow(FrozenModel):
@@ -181,25 +166,6 @@ def _mix(mix: Mix | None) -> str:
     if mix is None:
         return "n/a"
     return " + ".join(f"{100 * w:.0f}% {m}" for m, w in sorted(mix.weights.items(), key=lambda kv: -kv[1]))
-
-
-def verdict(gap: Gap) -> str:
-    """One phrase: does a random mix of single models do as well for the same money?"""
-    if gap.mean is None:
-        return "cheaper than every model"
-    pts = gap.mean
-    spread = "" if gap.sd is None else f" sd {gap.sd:.1f}"
-    if gap.low is None or gap.high is None:
-        return f"{pts:+.1f} pts{spread}"
-    ci = f" [{gap.low:+.1f}, {gap.high:+.1f}]{spread}"
-    # The words follow the interval, so a one-task difference on 100 tasks is not called a win.
-    if gap.low > 0.05:
-        return f"beats mix: {pts:+.1f} pts{ci}"
-    if gap.high < -0.05:
-        return f"dominated: {pts:+.1f} pts{ci}"
-    if abs(pts) < 0.05 and gap.high - gap.low < 0.1:
-        return "on the frontier"
-    return f"~ mix: {pts:+.1f} pts{ci}"
 
 
 COLUMNS = (

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +33,6 @@ from router_train.evaluate.report import (
     Design,
     EvalReport,
     Evaluation,
-    Gap,
     RouterRow,
     TableInfo,
     dumps_report,
@@ -53,6 +51,7 @@ from router_train.scoring.metrics import (
     single_model_points,
     task_resample,
 )
+from router_train.scoring.vs_mix import gap_in_points
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
@@ -147,25 +146,6 @@ def _traces(
         note = f"{d.name}: IN-SAMPLE, its episodes were served from the train split"
     covered = [t for t in tasks if t.instance_id in d.choices]
     return _External(d, covered, trained), note
-
-
-def _pts(x: float | None) -> float | None:
-    return None if x is None else round(100 * x, 4) + 0.0
-
-
-def gap_in_points(
-    metrics_gap: float | None, ci: tuple[float, float] | None, by_repeat: list[float | None]
-) -> Gap:
-    """A gap, its interval and its value per fold seed (fractions, as the metrics give them) in points."""
-    per_seed = [_pts(g) for g in by_repeat]
-    known = [g for g in per_seed if g is not None]
-    return Gap(
-        mean=_pts(metrics_gap),
-        low=_pts(ci[0]) if ci else None,
-        high=_pts(ci[1]) if ci else None,
-        by_fold_seed=per_seed,
-        sd=round(statistics.stdev(known), 4) + 0.0 if len(known) >= 2 else None,
-    )
 
 
 def build_evaluation(

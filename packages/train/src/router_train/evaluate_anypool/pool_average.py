@@ -11,10 +11,10 @@ spread over pools (`sd_over_pools`) how much the gap depends on the pool.
 
 A router cheaper than every single model of a pool has no mix at its cost (`evaluate` leaves its gap
 undefined). Here it is compared with the cheapest single model instead (the best mix at that model's
-cost): it gets no credit for the saving, so its gap is if anything too low, and every gap is defined on
-all tasks and on every resample. Where a router costs no less than the cheapest model this is exactly
-`evaluate`'s gap. Dropping such pools, or such resamples, would change what is averaged with the
-routers' own choices.
+cost; `vs_mix.floored_gap`): it gets no credit for the saving, so its gap is if anything too low, and
+every gap is defined on all tasks and on every resample. Where a router costs no less than the
+cheapest model this is exactly `evaluate`'s gap. Dropping such pools, or such resamples, would change
+what is averaged with the routers' own choices.
 """
 
 from __future__ import annotations
@@ -26,19 +26,12 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from router_oracle.frontier import ModelPoint
-from router_oracle.report_numbers import EPS
 from router_oracle.table import TaskRecord
-from router_train.evaluate.report import Evaluation, Gap
-from router_train.evaluate.run import gap_in_points
+from router_train.evaluate.report import Evaluation
 from router_train.scoring.bootstrap import percentile_interval
 from router_train.scoring.decisions import Decisions
-from router_train.scoring.metrics import (
-    frontier_position,
-    per_task_outcomes,
-    single_model_points,
-    task_resample,
-)
+from router_train.scoring.metrics import per_task_outcomes, single_model_points, task_resample
+from router_train.scoring.vs_mix import Gap, floored_gap, gap_in_points, gap_samples
 
 _TOL = 1e-6
 """Gaps closer than this are equal (report values are rounded to 6 decimals)."""
@@ -50,14 +43,6 @@ class _Frozen(BaseModel):
 
 def _r(x: float) -> float:
     return round(x, 6) + 0.0
-
-
-def floored_gap(resolved: float, cost: float, singles: Sequence[ModelPoint]) -> tuple[float, bool]:
-    """(resolved - best mix at max(cost, the cheapest single model's cost), whether the floor applied)."""
-    cheapest = min(p.cost for p in singles)
-    position = frontier_position(max(cost, cheapest), resolved, singles)
-    assert position.gap_vs_mix is not None  # the cheapest model itself is a mix at its own cost
-    return position.gap_vs_mix, cost < cheapest - EPS
 
 
 @dataclass
@@ -103,7 +88,7 @@ def pool_gaps(
         if floored:
             out.floored.append(name)
         out.by_fold_seed[name] = [gap_of(r)[0] for r in repeats]
-        out.samples[name] = resample.gap_samples(*per_task_outcomes(pooled, tasks), floor_at_cheapest=True)
+        out.samples[name] = gap_samples(resample, *per_task_outcomes(pooled, tasks), floor_at_cheapest=True)
     return out
 
 

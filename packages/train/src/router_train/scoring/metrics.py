@@ -17,7 +17,7 @@ Conventions, shared by all metrics:
 - Cohen's kappa: (p_o - p_e) / (1 - p_e), with p_o the accuracy and p_e = sum_l p_router(l) p_oracle(l);
   when p_e = 1 both routers always pick the same single label, and kappa is defined as 1.
 - TVD: 1/2 sum_l |p_router(l) - p_oracle(l)|.
-- Frontier: see `frontier.py`; `gap_vs_mix` = resolved rate minus the best random mix of single models
+- Frontier: `vs_mix.py`; `gap_vs_mix` = resolved rate minus the best random mix of single models
   at the same mean cost (negative: a mix dominates the router).
 """
 
@@ -29,35 +29,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from router_frontier_rl.rewards import score_route
-from router_oracle.frontier import (
-    Mix,
-    ModelPoint,
-    best_mix_at_cost,
-    cheapest_mix_at_resolved,
-)
-from router_oracle.report_numbers import EPS, rounded
+from router_oracle.frontier import ModelPoint
+from router_oracle.report_numbers import rounded
 from router_oracle.table import TaskRecord
 from router_train.scoring.bootstrap import TaskResample
 from router_train.scoring.decisions import UNPARSEABLE, Decisions
-
-
-class FrontierPosition(BaseModel):
-    """Where a router sits against random mixes of single models."""
-
-    model_config = ConfigDict(frozen=True)
-
-    mix_at_same_cost: Mix | None
-    """The best mix costing at most the router's mean cost; None when every single model costs more."""
-    gap_vs_mix: float | None
-    """Router resolved rate minus that mix's (positive: the router beats every mix at its cost)."""
-    mix_at_same_resolved: Mix | None
-    """The cheapest mix resolving at least as much; None when no single model resolves that much."""
-    saving_vs_mix: float | None
-    """That mix's mean cost minus the router's, USD per task (positive: the router is cheaper)."""
-    dominated: bool | None
-    """True when some mix resolves more at no more cost (gap < 0); None when no mix is that cheap."""
-    gap_ci: tuple[float, float] | None = None
-    """95% paired-bootstrap interval of `gap_vs_mix` over resampled tasks (contains 0: undecided)."""
+from router_train.scoring.vs_mix import FrontierPosition, frontier_position, gap_interval
 
 
 class RouterMetrics(BaseModel):
@@ -211,7 +188,7 @@ def compute_metrics(
     oracle_dist = oracle_distribution(tasks)
     position = None
     if single_models is not None:
-        ci = None if resample is None else resample.gap_interval(per_task_resolved, per_task_cost)
+        ci = None if resample is None else gap_interval(resample, per_task_resolved, per_task_cost)
         position = frontier_position(cost / denom, resolved / denom, single_models, ci)
     return RouterMetrics(
         n_tasks=n,
@@ -236,36 +213,6 @@ def compute_metrics(
             for o, row in sorted(confusion.items())
         },
         frontier=position,
-    )
-
-
-def _round_mix(mix: Mix | None) -> Mix | None:
-    if mix is None:
-        return None
-    return Mix(
-        weights={k: rounded(v) for k, v in mix.weights.items()},
-        cost=rounded(mix.cost),
-        resolved=rounded(mix.resolved),
-    )
-
-
-def frontier_position(
-    cost: float,
-    resolved: float,
-    single_models: Sequence[ModelPoint],
-    gap_ci: tuple[float, float] | None = None,
-) -> FrontierPosition:
-    """Compare a (mean cost, resolved rate) point with the best random mixes of single models."""
-    at_cost = best_mix_at_cost(single_models, cost)
-    at_resolved = cheapest_mix_at_resolved(single_models, resolved)
-    gap = None if at_cost is None else resolved - at_cost.resolved
-    return FrontierPosition(
-        mix_at_same_cost=_round_mix(at_cost),
-        gap_vs_mix=None if gap is None else rounded(gap),
-        mix_at_same_resolved=_round_mix(at_resolved),
-        saving_vs_mix=None if at_resolved is None else rounded(at_resolved.cost - cost),
-        dominated=None if gap is None else bool(gap < -EPS),
-        gap_ci=None if gap_ci is None or gap is None else (rounded(gap_ci[0]), rounded(gap_ci[1])),
     )
 
 
