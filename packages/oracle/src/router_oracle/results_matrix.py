@@ -91,7 +91,7 @@ def check_matrix(m: ResultsMatrix) -> None:
     if bad.any():
         i, j = (int(x) for x in np.argwhere(bad)[0])
         raise ResultsMatrixError(
-            f"{where}: cost of run {m.run_ids[j]!r} on task {m.task_ids[i]!r} is {m.cost[i, j]!r} "
+            f"{where}: cost of run {m.run_ids[j]!r} on task {m.task_ids[i]!r} is {float(m.cost[i, j])!r} "
             f"(must be finite and >= 0; {int(bad.sum())} bad cells)"
         )
 
