@@ -37,7 +37,9 @@ def test_rows_and_columns_follow_the_order_asked(bundled: ResultsMatrix) -> None
     ids = [bundled.task_ids[3], bundled.task_ids[0]]
     assert bundled.rows(ids).tolist() == [3, 0]
     assert bundled.columns([bundled.run_ids[2]]).tolist() == [2]
-    with pytest.raises(ResultsMatrixError, match=r"^bundled: task 'nope__nope-1' is not in the results matrix"):
+    with pytest.raises(
+        ResultsMatrixError, match=r"^bundled: task 'nope__nope-1' is not in the results matrix"
+    ):
         bundled.rows(["nope__nope-1"])
     with pytest.raises(ResultsMatrixError, match="run 'no-run' is not in"):
         bundled.columns(["no-run"])
@@ -89,8 +91,8 @@ def test_a_task_missing_some_runs_is_refused() -> None:
 def test_unreadable_file_is_named(tmp_path: Path) -> None:
     bad = tmp_path / "cands.json"
     bad.write_text('{"kind": "candidates"}')
-    with pytest.raises(ResultsMatrixError, match="cands.json") as info:
+    with pytest.raises(ResultsMatrixError, match=r"cands\.json") as info:
         load_results_matrix(bad)
     assert "\n" not in str(info.value)
-    with pytest.raises(ResultsMatrixError, match="missing.json"):
+    with pytest.raises(ResultsMatrixError, match=r"missing\.json"):
         load_results_matrix(tmp_path / "missing.json")

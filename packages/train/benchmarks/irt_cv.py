@@ -22,7 +22,6 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.special import expit
 
 from router_frontier_rl import bundled_table_path
 from router_oracle.build import build_table
@@ -33,7 +32,8 @@ from router_train.evaluate import evaluate, read_table
 from router_train.evaluate.design import fold_partitions
 from router_train.evaluate.report import TableInfo
 from router_train.irt.fitter import IrtFitter
-from router_train.irt.router import pool_probabilities
+from router_train.irt.model import fit_irt
+from router_train.irt.router import fit_irt_router, pool_probabilities
 
 DRAW_SEEDS = (1, 2, 3)
 """Seeds of the three drawn 3-model pools."""
@@ -96,7 +96,8 @@ def calibration(
     rp_, rq_, ry_ = np.vstack(run_pred), np.vstack(run_prior), np.vstack(run_obs)
     print(
         f"  held-out log-loss over all {rp_.shape[1]} runs: irt {log_loss(rp_, ry_):.4f}, "
-        f"no-text {log_loss(rq_, ry_):.4f}; Brier {np.mean((rp_ - ry_) ** 2):.4f} vs {np.mean((rq_ - ry_) ** 2):.4f}"
+        f"no-text {log_loss(rq_, ry_):.4f}; "
+        f"Brier {np.mean((rp_ - ry_) ** 2):.4f} vs {np.mean((rq_ - ry_) ** 2):.4f}"
     )
     chosen = collections.Counter(
         f"k={r.fit.k} alpha={r.fit.alpha} T={r.fit.temperature} tol={r.fit.tolerance}" for r in fitter.fits
@@ -106,9 +107,6 @@ def calibration(
 
 def speed(table: OracleTable, matrix: ResultsMatrix) -> None:
     """Fit time of one plain MIRT fit and of the whole inner-CV fit on 400 tasks; routing throughput."""
-    from router_train.irt.model import fit_irt
-    from router_train.irt.router import fit_irt_router
-
     part = fold_partitions(table, "table", 5, [0])[0]
     rows = matrix.rows([t.instance_id for t in part.train])
     t0 = time.perf_counter()
@@ -135,9 +133,9 @@ def score(name: str, table: OracleTable, matrix: ResultsMatrix, folds: int, seed
     report = evaluate(table, info, folds=folds, fold_seeds=seeds, local_routers=[], fitters=[fitter], jobs=1)
     print(f"  ({time.perf_counter() - t0:.0f} s)")
     ev = report.main
-    oracle = next(r for r in ev.routers if r.name == "oracle")
     print(
-        f"  {'router':24s} {'gap vs mix (95% CI)':>28s} {'APGR':>6s} {'area':>6s} {'resolved':>8s} {'$/task':>7s}"
+        f"  {'router':24s} {'gap vs mix (95% CI)':>28s} {'APGR':>6s} {'area':>6s} "
+        f"{'resolved':>8s} {'$/task':>7s}"
     )
     for r in ev.routers:
         if r.name not in ROWS and r.name != "oracle" and not r.name.startswith("tfidf-knn"):
@@ -152,9 +150,9 @@ def score(name: str, table: OracleTable, matrix: ResultsMatrix, folds: int, seed
             else str(g.mean)
         )
         print(
-            f"  {r.name:24s} {ci:>28s} {apgr} {area} {100 * r.metrics.resolved_rate:8.2f} {r.metrics.mean_cost:7.3f}"
+            f"  {r.name:24s} {ci:>28s} {apgr} {area} "
+            f"{100 * r.metrics.resolved_rate:8.2f} {r.metrics.mean_cost:7.3f}"
         )
-    del oracle
     for m in ev.single_models:
         print(f"    single {m.model:26s} resolved {100 * m.resolved:6.2f}  $/task {m.cost:.3f}")
     calibration(table, fitter, matrix, folds, seeds)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import check_grad
 
-from router_train.irt.model import IrtPenalty, IrtParams, fit_irt, initial_point, logits, objective
+from router_train.irt.model import IrtParams, IrtPenalty, fit_irt, initial_point, logits, objective
 
 
 def _synthetic(n: int, r: int, k: int, seed: int) -> tuple[IrtParams, np.ndarray]:
@@ -29,8 +29,10 @@ def test_gradient_matches_finite_differences(k: int) -> None:
     mask[0, 0] = 0.0  # a missing cell must drop out of value and gradient alike
     pen = IrtPenalty(theta=0.7, a=0.3, b=0.2, c=0.05)
     x0 = initial_point(yf, mask, k, seed=3) + np.random.default_rng(4).normal(0, 0.3, 15 * k + 6 * k + 21)
-    err = check_grad(lambda x: objective(x, yf, mask, k, pen)[0], lambda x: objective(x, yf, mask, k, pen)[1], x0)
-    assert err < 1e-4 * max(1.0, np.linalg.norm(objective(x0, yf, mask, k, pen)[1]))
+    err = check_grad(
+        lambda x: objective(x, yf, mask, k, pen)[0], lambda x: objective(x, yf, mask, k, pen)[1], x0
+    )
+    assert err < 1e-4 * max(1.0, float(np.linalg.norm(objective(x0, yf, mask, k, pen)[1])))
 
 
 def test_recovers_a_2pl() -> None:

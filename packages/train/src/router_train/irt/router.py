@@ -20,7 +20,7 @@ from router_frontier_rl.split import stratified_folds
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.results_matrix import ResultsMatrix
 from router_oracle.table import Pool, TaskRecord
-from router_train.irt.model import IrtPenalty, IrtParams, fit_irt
+from router_train.irt.model import IrtParams, IrtPenalty, fit_irt
 from router_train.irt.task_regressor import DualRidge, FeatureSpace, TaskRegressor
 from router_train.scoring.decisions import from_labels
 from router_train.scoring.metrics import compute_metrics, single_model_points
