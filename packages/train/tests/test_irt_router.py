@@ -13,7 +13,7 @@ from router_oracle.results_matrix import ResultsMatrix, load_results_matrix
 from router_oracle.table import OracleTable
 from router_oracle.table_check import load_table
 from router_train.irt.fitter import IrtFitter
-from router_train.irt.router import IrtConfig, fit_irt_router, near_tie_routes
+from router_train.irt.router import FittedIrtRouter, IrtConfig, IrtFit, fit_irt_router, near_tie_routes
 
 SMALL = IrtConfig(dims=(0, 1), alphas=(3.0,), temperatures=(1.0, 2.0), inner_folds=3)
 """A small search, so each fit takes well under a second."""
@@ -86,3 +86,11 @@ def test_fitter_routes_exactly_the_test_tasks_with_scores(table: OracleTable, ma
     costs = fitter.fits[0].pool_costs(table.pool)
     expect = [table.pool.ids[j] for j in near_tie_routes(scores.test, costs, tol)]
     assert [next(iter(decisions.choices[t.instance_id])) for t in test] == expect
+
+
+def test_stored_fit_routes_bitwise_alike(table: OracleTable, matrix: ResultsMatrix) -> None:
+    train, test = table.tasks[:120], table.tasks[120:200]
+    router = fit_irt_router(train, matrix, table.pool, config=SMALL)
+    back = FittedIrtRouter.from_fit(IrtFit.model_validate_json(router.fit.model_dump_json()))
+    assert back.run_probabilities(test).tobytes() == router.run_probabilities(test).tobytes()
+    assert back.route(test, table.pool) == router.route(test, table.pool)

@@ -161,6 +161,17 @@ def _gap(tasks: Sequence[TaskRecord], pool_ids: Sequence[str], picks: np.ndarray
     return m.frontier.gap_vs_mix if m.frontier and m.frontier.gap_vs_mix is not None else -np.inf
 
 
+def predictor_of(fit: IrtFit) -> _Predictor:
+    """The predictor an `IrtFit` stores (as read back from a checkpoint; no embedding block)."""
+    k = fit.k
+    theta = np.asarray(fit.theta, dtype=np.float64).reshape(len(fit.run_ids), k)
+    params = IrtParams(theta=theta, c=np.asarray(fit.c), a=np.zeros((0, k)), b=np.zeros(0))
+    space = FeatureSpace(tuple(fit.vocabulary), tuple(fit.idf), tuple(fit.repos))
+    w = np.asarray(fit.w, dtype=np.float64).reshape(len(fit.x_mean), k + 1)
+    reg = TaskRegressor(x_mean=np.asarray(fit.x_mean), w=w, y_mean=np.asarray(fit.y_mean))
+    return _Predictor(params, space, reg)
+
+
 @dataclass(frozen=True)
 class FittedIrtRouter:
     """A fitted router: the data (`fit`) and its predictor."""
@@ -169,6 +180,11 @@ class FittedIrtRouter:
     predictor: _Predictor
     train_p: np.ndarray
     """(train tasks, runs) out-of-fold resolve probabilities (the dial's calibration scores)."""
+
+    @classmethod
+    def from_fit(cls, fit: IrtFit) -> FittedIrtRouter:
+        """A router from its stored parameters (routing only: no train-task scores)."""
+        return cls(fit=fit, predictor=predictor_of(fit), train_p=np.zeros((0, len(fit.run_ids))))
 
     def run_probabilities(self, tasks: Sequence[TaskRecord]) -> np.ndarray:
         """(tasks, runs) predicted resolve probabilities, from each task's text only."""
