@@ -34,6 +34,7 @@ from router_train.evaluate.report import TableInfo
 from router_train.irt.fitter import IrtFitter
 from router_train.irt.model import fit_irt
 from router_train.irt.router import fit_irt_router, pool_probabilities
+from router_train.irt.task_regressor import DualRidge, FeatureSpace
 
 DRAW_SEEDS = (1, 2, 3)
 """Seeds of the three drawn 3-model pools."""
@@ -122,6 +123,27 @@ def speed(table: OracleTable, matrix: ResultsMatrix) -> None:
     )
 
 
+def cost_models(table: OracleTable, matrix: ResultsMatrix, folds: int, seeds: Sequence[int]) -> None:
+    """Held-out error of each run's per-task cost predicted by its train mean vs a ridge on log cost over
+    the router's text features (alpha 3): the router uses the train mean unless the ridge is better."""
+    err: dict[str, list[np.ndarray]] = {"train mean": [], "ridge log cost": []}
+    for part in fold_partitions(table, "table", folds, seeds):
+        tr = matrix.rows([t.instance_id for t in part.train])
+        te = matrix.rows([t.instance_id for t in part.test])
+        space = FeatureSpace.fit(part.train)
+        ridge = DualRidge.of(space.matrix(part.train))
+        truth = matrix.cost[te]
+        err["train mean"].append(np.broadcast_to(matrix.cost[tr].mean(axis=0), truth.shape) - truth)
+        reg = ridge.regressor(np.log(matrix.cost[tr] + 0.01), 3.0)
+        err["ridge log cost"].append(np.exp(reg.predict(space.matrix(part.test))) - 0.01 - truth)
+    for name, e in err.items():
+        x = np.vstack(e)
+        print(
+            f"cost model {name:15s}: held-out MAE {np.abs(x).mean():.4f} USD, "
+            f"RMSE {np.sqrt((x**2).mean()):.4f} USD"
+        )
+
+
 ROWS = ("cheapest-on-train", "tfidf-logreg", "tfidf-logreg(balanced)", "irt")
 
 
@@ -178,7 +200,8 @@ def main() -> None:
         tables[f"draw{s}"] = index.table(ids, pool_name=f"draw{s}")
     if args.speed:
         speed(tables["default"], matrix)
-    for name in args.pools.split(","):
+        cost_models(tables["default"], matrix, args.folds, seeds[:1])
+    for name in [p for p in args.pools.split(",") if p]:
         score(name, tables[name], matrix, args.folds, seeds)
 
 
