@@ -144,6 +144,25 @@ def cost_models(table: OracleTable, matrix: ResultsMatrix, folds: int, seeds: Se
         )
 
 
+def text_r2(table: OracleTable, matrix: ResultsMatrix, folds: int, seeds: Sequence[int]) -> None:
+    """Diagnostic, not a router: how much of each task's IRT parameters its text predicts. The parameters
+    are fitted on ALL tasks (a held-out task's own outcomes included, on purpose: they are the targets);
+    the ridge (alpha 3) sees the other folds' tasks only. Held-out R^2 per parameter, k = 1."""
+    rows = matrix.rows([t.instance_id for t in table.tasks])
+    params = fit_irt(matrix.resolved[rows], 1)
+    target = np.hstack([params.a, params.b[:, None]])
+    pos = {t.instance_id: i for i, t in enumerate(table.tasks)}
+    pred = np.zeros_like(target)
+    for part in fold_partitions(table, "table", folds, seeds[:1]):
+        tr = [pos[t.instance_id] for t in part.train]
+        te = [pos[t.instance_id] for t in part.test]
+        space = FeatureSpace.fit(part.train)
+        reg = DualRidge.of(space.matrix(part.train)).regressor(target[tr], 3.0)
+        pred[te] = reg.predict(space.matrix(part.test))
+    r2 = 1 - ((pred - target) ** 2).sum(axis=0) / ((target - target.mean(axis=0)) ** 2).sum(axis=0)
+    print(f"text -> IRT parameters (k=1), held-out R^2: a {r2[0]:.3f}, b {r2[1]:.3f}")
+
+
 ROWS = ("cheapest-on-train", "tfidf-logreg", "tfidf-logreg(balanced)", "irt")
 
 
@@ -201,6 +220,7 @@ def main() -> None:
     if args.speed:
         speed(tables["default"], matrix)
         cost_models(tables["default"], matrix, args.folds, seeds[:1])
+        text_r2(tables["default"], matrix, args.folds, seeds)
     for name in [p for p in args.pools.split(",") if p]:
         score(name, tables[name], matrix, args.folds, seeds)
 
