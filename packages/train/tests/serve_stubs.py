@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import tomli_w
 import uvicorn
 from starlette.applications import Starlette
@@ -172,6 +174,18 @@ def serving(app: Any) -> Iterator[ServerThread]:
         yield server
     finally:
         server.stop()
+
+
+def wait_until_serving(proc: subprocess.Popen[str], url: str, within_s: float = 120) -> None:
+    """Wait until the `serve` process `proc` answers `url`/health (it loads its router first)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        assert proc.poll() is None and time.monotonic() < deadline, "the server did not come up"
+        try:
+            if httpx.get(f"{url}/health").status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.2)
 
 
 def free_port() -> int:

@@ -12,7 +12,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +30,7 @@ from serve_stubs import (
     proxy_app,
     serving,
     trained_checkpoint,
+    wait_until_serving,
     write_config,
 )
 
@@ -437,14 +437,7 @@ def test_the_command_serves_and_stops_on_ctrl_c(
     )
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None and time.monotonic() < deadline, "the server did not come up"
-            try:
-                if httpx.get(f"{url}/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
+        wait_until_serving(proc, url)
         model_id, issues = next(iter(issues_by_model.items()))
         c = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=30)
         assert ask(c, conversation(issues[0], 0)) == (f"I am up-{model_id}", model_id)

@@ -13,7 +13,7 @@ from typing import Any
 
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
-from router_oracle.atomic_file import output_directory, publish_directory
+from router_oracle.atomic_file import output_directory, publish_directory, refuse_inputs_as_outputs
 from router_oracle.file_hash import sha256_file
 from router_oracle.table_check import load_table
 from router_train.cli_args import field_flag, path_arg
@@ -52,6 +52,8 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     # Bad input raises (a ValueError naming the file or option): one line, exit 2, nothing written.
     output_directory(args.output_dir)  # an unusable output path fails before the fit
+    # `--output-dir` holding the `--table` as its checkpoint.json would replace the table by the fit.
+    refuse_inputs_as_outputs([Path(args.output_dir) / CHECKPOINT_FILE], [("--table", args.table)])
     path: Path = args.table or bundled_table_path()
     table = load_table(path)
     if args.split == "all":

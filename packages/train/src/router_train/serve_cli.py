@@ -8,6 +8,8 @@ shutdown).
 from __future__ import annotations
 
 import argparse
+import asyncio
+import logging
 import socket
 import sys
 from typing import Any
@@ -19,6 +21,9 @@ from router_train.cli_args import path_arg
 from router_train.commands import summary
 from router_train.route import load_router
 from router_train.serve import build_app, check_serves_pool, read_config
+
+SHUTDOWN_GRACE_S = 5
+"""After Ctrl-C, seconds requests in flight may still take before the server stops anyway."""
 
 
 def register(sub: Any) -> None:
@@ -41,6 +46,14 @@ def register(sub: Any) -> None:
         "--port", type=option_type(Port), default=8000, help="port to listen on, 0-65535 (default 8000)"
     )
     p.set_defaults(func=run)
+
+
+class _NoCancelTracebacks(logging.Filter):
+    """Drops uvicorn's traceback for a request cancelled at the end of the shutdown grace: uvicorn has
+    already said in one line that it cancels them."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError))
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -72,7 +85,11 @@ def run(args: argparse.Namespace) -> int:
         f"http://{args.host}:{args.port}/v1 (model `router`; decisions in {config.decision_log})",
         file=sys.stderr,
     )
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    # Ctrl-C lets requests in flight finish for at most SHUTDOWN_GRACE_S (an upstream may take minutes).
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=SHUTDOWN_GRACE_S)
+    )
+    logging.getLogger("uvicorn.error").addFilter(_NoCancelTracebacks())  # after Config set logging up
     try:
         server.run(sockets=[sock])
     finally:

@@ -38,6 +38,7 @@ from typing import Protocol
 import numpy as np
 
 from router_oracle.frozen_model import FrozenModel
+from router_oracle.numeric_option import Finite
 from router_oracle.report_numbers import rounded
 from router_oracle.table import TaskRecord
 from router_train.scoring.metrics import task_outcome
@@ -73,20 +74,22 @@ class RouterScores:
 class CalibrationPoint(FrozenModel):
     """One dial value and what it buys on the training tasks."""
 
-    dial: float
+    dial: Finite
     """The dial (score units per USD of a model's mean cost; 0 = the router as trained)."""
-    cost_per_task: float
+    cost_per_task: Finite
     """Mean cost per task of the routes at this dial on the training tasks, USD."""
-    resolved: float
+    resolved: Finite
     """Resolved rate of those routes on the training tasks."""
 
 
 class DialCalibration(FrozenModel):
-    """A router's dial table on its training tasks: what `--budget` is turned into a dial with."""
+    """A router's dial table on its training tasks: what `--budget` is turned into a dial with. Every
+    number is finite: a checkpoint holding NaN or infinity here is refused at load (an infinite cost
+    would put every budget below or above every point)."""
 
     model_ids: list[str]
     """The pool, in score-column order."""
-    model_costs: list[float]
+    model_costs: list[Finite]
     """Each model's mean cost per task on the training tasks, USD: the dial's per-model price."""
     n_tasks: int
     """Training tasks it was measured on."""

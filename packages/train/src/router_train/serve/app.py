@@ -38,6 +38,48 @@ MODEL_HEADER = "x-router-model"
 """Response header: the pool model id that served (or was to serve) the request."""
 TASK_HEADER = "x-router-task"
 """Response header: the task key (sha256 hex) the request was identified by."""
+MAX_BODY_BYTES = 64 * 1024 * 1024
+"""A request body over this many bytes is refused (413) before it is read whole: a long agent
+conversation is a few MB; without a bound one request could take the proxy's memory."""
+BODY_READ_TIMEOUT_S = 30.0
+"""A client that has not sent its whole body within this many seconds gets 408 (a slow client may not
+hold a request open for ever)."""
+
+
+class BodyRefused(Exception):
+    """A request body the proxy will not read: the HTTP status and the message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+async def read_body(request: Request) -> bytes:
+    """The request body, refusing a non-JSON content type (415), one over `MAX_BODY_BYTES` (413, as
+    declared or as sent) and one not sent within `BODY_READ_TIMEOUT_S` (408)."""
+    kind = request.headers.get("content-type")
+    if kind is not None:
+        media = kind.split(";")[0].strip().lower()
+        if media != "application/json" and not media.endswith("+json"):
+            raise BodyRefused(415, f"content type {media!r}: send the request as application/json")
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise BodyRefused(413, f"the request body ({declared} bytes) is over the limit of {MAX_BODY_BYTES}")
+
+    async def gather() -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise BodyRefused(413, f"the request body is over the limit of {MAX_BODY_BYTES} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    try:
+        return await asyncio.wait_for(gather(), BODY_READ_TIMEOUT_S)
+    except TimeoutError:
+        raise BodyRefused(408, f"the request body was not sent within {BODY_READ_TIMEOUT_S:g} s") from None
 
 
 def _now() -> str:
@@ -131,8 +173,10 @@ class Proxy:
 
     async def chat_completions(self, request: Request) -> Response:
         try:
-            body = self._parse(await request.body())
+            body = self._parse(await read_body(request))
             routed = await self._route(body, request)
+        except BodyRefused as exc:
+            return error_response(exc.status, str(exc), "invalid_request_error")
         except RequestError as exc:
             return error_response(400, str(exc), "invalid_request_error")
         except NoRoute as exc:
