@@ -35,12 +35,11 @@ from router_train.irt.fitter import IrtFitter
 from router_train.irt.model import fit_irt
 from router_train.irt.router import fit_irt_router, pool_probabilities
 from router_train.irt.task_regressor import DualRidge, FeatureSpace
+from router_train.scoring.calibration import brier_score
+from router_train.scoring.calibration import expected_calibration_error as ece
 
 DRAW_SEEDS = (1, 2, 3)
 """Seeds of the three drawn 3-model pools."""
-
-ECE_BINS = 10
-"""Equal-width probability bins of the expected calibration error."""
 
 
 def drawn_pool(index: CandidateIndex, matrix: ResultsMatrix, seed: int) -> list[str]:
@@ -51,14 +50,6 @@ def drawn_pool(index: CandidateIndex, matrix: ResultsMatrix, seed: int) -> list[
     thirds = np.array_split(np.arange(len(by_cost)), 3)
     rng = np.random.default_rng(seed)
     return [by_cost[int(rng.choice(t))].id for t in thirds]
-
-
-def ece(p: np.ndarray, y: np.ndarray) -> float:
-    """Expected calibration error: bin-weighted |mean predicted - mean observed|."""
-    bins = np.minimum((p * ECE_BINS).astype(int), ECE_BINS - 1)
-    return float(
-        sum(abs(p[bins == b].mean() - y[bins == b].mean()) * (bins == b).mean() for b in np.unique(bins))
-    )
 
 
 def log_loss(p: np.ndarray, y: np.ndarray) -> float:
@@ -91,14 +82,14 @@ def calibration(
     print(f"    {'model':28s} {'Brier':>7s} {'no-text':>7s} {'ECE':>6s} {'no-text':>7s}")
     for j, m in enumerate(pool.ids):
         print(
-            f"    {m:28s} {np.mean((p[:, j] - y[:, j]) ** 2):7.4f} {np.mean((q[:, j] - y[:, j]) ** 2):7.4f} "
+            f"    {m:28s} {brier_score(p[:, j], y[:, j]):7.4f} {brier_score(q[:, j], y[:, j]):7.4f} "
             f"{ece(p[:, j], y[:, j]):6.3f} {ece(q[:, j], y[:, j]):7.3f}"
         )
     rp_, rq_, ry_ = np.vstack(run_pred), np.vstack(run_prior), np.vstack(run_obs)
     print(
         f"  held-out log-loss over all {rp_.shape[1]} runs: irt {log_loss(rp_, ry_):.4f}, "
         f"no-text {log_loss(rq_, ry_):.4f}; "
-        f"Brier {np.mean((rp_ - ry_) ** 2):.4f} vs {np.mean((rq_ - ry_) ** 2):.4f}"
+        f"Brier {brier_score(rp_, ry_):.4f} vs {brier_score(rq_, ry_):.4f}"
     )
     chosen = collections.Counter(
         f"k={r.fit.k} alpha={r.fit.alpha} T={r.fit.temperature} tol={r.fit.tolerance}" for r in fitter.fits

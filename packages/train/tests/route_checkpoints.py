@@ -47,3 +47,12 @@ def logreg_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
         assert main(["fit", "tfidf-logreg(balanced)", "--split", "train", "--output-dir", str(out)]) == 0
         _trained["logreg"] = out / "checkpoint.json"
     return _trained["logreg"]
+
+
+def irt_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A saved IRT router (`router-train fit irt`) on the bundled table's train split."""
+    if "irt" not in _trained:
+        out = tmp_path_factory.mktemp("irt")
+        assert main(["fit", "irt", "--split", "train", "--output-dir", str(out)]) == 0
+        _trained["irt"] = out / "checkpoint.json"
+    return _trained["irt"]

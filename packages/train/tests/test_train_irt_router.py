@@ -13,7 +13,14 @@ from router_oracle.results_matrix import ResultsMatrix, load_results_matrix
 from router_oracle.table import OracleTable
 from router_oracle.table_check import load_table
 from router_train.irt.fitter import IrtFitter
-from router_train.irt.router import FittedIrtRouter, IrtConfig, IrtFit, fit_irt_router, near_tie_routes
+from router_train.irt.router import (
+    FittedIrtRouter,
+    IrtConfig,
+    IrtFit,
+    fit_irt_router,
+    near_tie_routes,
+    near_tie_scores,
+)
 
 SMALL = IrtConfig(dims=(0, 1), alphas=(3.0,), temperatures=(1.0, 2.0), inner_folds=3)
 """A small search, so each fit takes well under a second."""
@@ -80,11 +87,14 @@ def test_fitter_routes_exactly_the_test_tasks_with_scores(table: OracleTable, ma
     assert set(decisions.choices) == {t.instance_id for t in test}
     assert all(len(c) == 1 and next(iter(c)) in table.pool.ids for c in decisions.choices.values())
     assert scores.train.shape == (120, 3) and scores.test.shape == (30, 3)
-    assert ((scores.test > 0) & (scores.test < 1)).all()
-    # The scores are the probabilities the routes were chosen from.
+    p = scores.probabilities
+    assert p is not None and p.shape == (30, 3) and ((p > 0) & (p < 1)).all()
+    # The probabilities are the ones the routes were chosen from; the dial's scores are them capped at
+    # the near-tie level (equal to them below it).
     tol = fitter.fits[0].fit.tolerance
     costs = fitter.fits[0].pool_costs(table.pool)
-    expect = [table.pool.ids[j] for j in near_tie_routes(scores.test, costs, tol)]
+    assert np.array_equal(scores.test, near_tie_scores(p, tol))
+    expect = [table.pool.ids[j] for j in near_tie_routes(p, costs, tol)]
     assert [next(iter(decisions.choices[t.instance_id])) for t in test] == expect
 
 

@@ -26,6 +26,7 @@ CHECKPOINTS: dict[str, Callable[[pytest.TempPathFactory], Path]] = {
     "router-train-local": route_checkpoints.grpo_checkpoint,
     "router-train-local-anypool": route_checkpoints.anypool_checkpoint,
     "router-train-baseline": route_checkpoints.logreg_checkpoint,
+    "router-train-irt": route_checkpoints.irt_checkpoint,
 }
 """Kind -> a small checkpoint of it, trained on the bundled table's train split (the default pool)."""
 
@@ -47,8 +48,13 @@ def eval_tasks() -> list[RouteTask]:
 
 def test_the_registry_keeps_the_on_disk_kinds_and_the_union_has_every_kind() -> None:
     # Existing checkpoint files carry these strings: renaming one would stop them loading.
-    assert list(KINDS) == ["router-train-local", "router-train-local-anypool", "router-train-baseline"]
-    assert [k.name for k in KINDS.values()] == ["local", "local-anypool", "baseline"]
+    assert list(KINDS) == [
+        "router-train-local",
+        "router-train-local-anypool",
+        "router-train-baseline",
+        "router-train-irt",
+    ]
+    assert [k.name for k in KINDS.values()] == ["local", "local-anypool", "baseline", "irt"]
     members = TypeAdapter(Checkpoint).json_schema()["discriminator"]["mapping"]
     assert sorted(members) == sorted(KINDS)
 
@@ -130,8 +136,8 @@ def test_every_kind_is_judged_by_evaluate_on_unseen_tasks_only(
 
 def test_a_file_of_no_registered_kind_is_one_line_for_route_and_evaluate(tmp_path: Path) -> None:
     path = tmp_path / "other.json"
-    path.write_text('{"kind": "router-train-irt"}\n')
-    expected = "not a router checkpoint (kind 'router-train-irt'; expected one of " + ", ".join(KINDS) + ")"
+    path.write_text('{"kind": "router-train-other"}\n')
+    expected = "not a router checkpoint (kind 'router-train-other'; expected one of " + ", ".join(KINDS) + ")"
     with pytest.raises(ValueError, match=re.escape(f"{path}: {expected}")):
         load_router(RouterSpec(checkpoint=path))
     table, info = read_table(bundled_table_path())

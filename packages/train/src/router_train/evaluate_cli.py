@@ -136,6 +136,12 @@ def register(sub: Any) -> None:
         help="score checkpoints/traces on tasks they trained on anyway; their rows are marked in-sample",
     )
     p.add_argument("--no-baselines", action="store_true", help="evaluate only the given routers")
+    p.add_argument(
+        "--irt",
+        action="store_true",
+        help="also fit the IRT router per fold (row `irt`, on the bundled runs' train-task results; slower) "
+        "and report its calibration",
+    )
     add_report_arguments(
         p, "processes fitting folds in parallel", "seed of the random baseline, classifiers and bootstrap"
     )
@@ -186,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
             local.append((name, config_from_options(options)))
         except ValueError as exc:
             raise ValueError(f"--local {name}={options}: {exc}") from None
-    if args.no_baselines and not (checkpoints or traces or local):
+    if args.no_baselines and not (checkpoints or traces or local or args.irt):
         raise ValueError("--no-baselines leaves nothing to evaluate: give --checkpoint, --traces or --local")
     table, info = read_table(args.table or bundled_table_path())
     report = evaluate(
@@ -200,6 +206,7 @@ def run(args: argparse.Namespace) -> int:
         traces=traces,
         local_routers=local if args.no_baselines else _with_default(local),
         include_baselines=not args.no_baselines,
+        irt=args.irt,
         only_covered=args.only_covered,
         allow_in_sample=args.allow_in_sample,
         jobs=jobs_of(args),

@@ -18,6 +18,8 @@ from router_oracle.file_hash import sha256_file
 from router_oracle.table_check import load_table
 from router_train.cli_args import field_flag, path_arg
 from router_train.commands import summary
+from router_train.irt.checkpoint import IRT_NAME
+from router_train.irt.fit_command import fit_irt
 from router_train.local.trainer import BUNDLED_TABLE_NAME
 from router_train.route.baseline_checkpoint import (
     BASELINE_NAMES,
@@ -41,7 +43,7 @@ def register(sub: Any) -> None:
             f"as OUTPUT_DIR/{CHECKPOINT_FILE} for `router-train route`."
         ),
     )
-    field_flag(p, BaselineCheckpoint, "name", "name", choices=BASELINE_NAMES)
+    field_flag(p, BaselineCheckpoint, "name", "name", choices=(*BASELINE_NAMES, IRT_NAME))
     p.add_argument("--output-dir", type=path_arg, required=True, help="directory to write checkpoint.json to")
     field_flag(p, BaselineCheckpoint, "table", type=path_arg)
     for name, default in (("split", "all"), ("eval_fraction", 0.2), ("split_seed", 0), ("seed", 0)):
@@ -60,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
         train = list(table.tasks)
     else:
         train = select_tasks(table, "train", args.eval_fraction, args.split_seed)
+    if args.name == IRT_NAME:
+        return fit_irt(args, path, table.pool, train, CHECKPOINT_FILE)
     ckpt = fit_baseline(
         args.name,
         train,

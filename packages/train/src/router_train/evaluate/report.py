@@ -35,6 +35,7 @@ from router_oracle.frontier import Mix, ModelPoint
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.noise import NoiseEstimate, headroom_sentence
 from router_train.evaluate.curves import CurveMetrics, CurvePoint, CurveStat, CurveSummary
+from router_train.scoring.calibration import RouterCalibration
 from router_train.scoring.decisions import UNPARSEABLE, SourceKind
 from router_train.scoring.metrics import RouterMetrics
 from router_train.scoring.vs_mix import Gap, verdict
@@ -125,6 +126,9 @@ class Evaluation(FrozenModel):
     (`router_oracle.noise.estimate_noise`; disagreement measured on all the table's tasks)."""
     curves: CurveSummary | None = None
     """Cross-validation, first evaluation: the curves' cost range and reference curves."""
+    calibration: list[RouterCalibration] = Field(default_factory=list)
+    """First evaluation: each router that predicts resolve probabilities (`irt`), its Brier score and ECE
+    per pool model on the tasks it routed (pooled over folds and fold seeds; `scoring.calibration`)."""
 
 
 class EvalReport(FrozenModel):
@@ -316,6 +320,13 @@ def render_terminal(report: EvalReport) -> str:
             cw = [max(len(r[j]) for r in crows) for j in range(len(CURVE_COLUMNS))]
             out += ["", curve_head(ev)]
             out += ["  ".join(c.ljust(w) for c, w in zip(r, cw, strict=True)).rstrip() for r in crows]
+        for rc in ev.calibration:
+            out += ["", f"{rc.router}: calibration of its predicted resolve probability (held-out tasks)"]
+            out += [
+                f"  {m.model}: Brier {m.brier:.4f}, ECE {m.ece:.3f} (mean predicted {m.mean_predicted:.3f}, "
+                f"observed {m.observed:.3f}, n {m.n})"
+                for m in rc.models
+            ]
     out.append("")
     out.append(
         "vs random mix: resolved-rate points above the best random mix of single models at equal cost, "
@@ -364,6 +375,7 @@ def _markdown_evaluation(ev: Evaluation, pool: list[str], first: bool) -> list[s
             f"{_mix(f.mix_at_same_resolved) if f.mix_at_same_resolved else 'no mix resolves as much'} | "
             f"{_num(f.mix_at_same_resolved.cost if f.mix_at_same_resolved else None, 4)} |"
         )
+    md += calibration_lines(ev)
     if not first:
         return [*md, ""]
     md += ["", "### Confusion matrices (rows: oracle label, columns: router label; tasks)", ""]
@@ -381,6 +393,24 @@ def _markdown_evaluation(ev: Evaluation, pool: list[str], first: bool) -> list[s
         if r.recorded:
             md += ["", "Recorded by the source: " + ", ".join(f"{k} {v:g}" for k, v in r.recorded.items())]
         md.append("")
+    return md
+
+
+def calibration_lines(ev: Evaluation) -> list[str]:
+    """report.md's calibration table (none when no router predicts probabilities)."""
+    if not ev.calibration:
+        return []
+    md = ["", "### Calibration of the predicted resolve probability (held-out tasks)", ""]
+    md += [
+        "| router | model | n | mean predicted | observed | Brier | ECE |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for rc in ev.calibration:
+        md += [
+            f"| {rc.router} | {m.model} | {m.n} | {m.mean_predicted:.3f} | {m.observed:.3f} | {m.brier:.4f} "
+            f"| {m.ece:.3f} |"
+            for m in rc.models
+        ]
     return md
 
 
@@ -414,6 +444,12 @@ def render_markdown(report: EvalReport, plot_file: str | None = PLOT_PNG) -> str
         "the headroom of a pool whose models differ only by run-to-run noise, measured on models run",
         "twice; in brackets, counting all their disagreement (scaffold changes too) as noise.",
     ]
+    if report.main.calibration:
+        md += [
+            "Calibration: a router's predicted resolve probability of each model against the model's",
+            "measured resolve rate on the routed tasks; Brier: their mean squared difference; ECE: over 10",
+            "equal-width probability bins, the bin-weighted |mean predicted - mean observed|.",
+        ]
     if report.main.curves is not None:
         md += [
             "Curves: each scoring router routes argmax(score - dial x model's mean train cost); each",

@@ -13,6 +13,7 @@ from router_frontier_rl.split import SplitName
 from router_oracle.file_hash import sha256_file
 from router_oracle.frontier import frontier_vertices
 from router_oracle.noise import NoiseEstimate, default_measured, estimate_noise
+from router_oracle.results_matrix import load_results_matrix
 from router_oracle.table import OracleTable, TaskRecord
 from router_oracle.table_check import load_table
 from router_train.evaluate import curves
@@ -39,11 +40,14 @@ from router_train.evaluate.report import (
     render_markdown,
 )
 from router_train.evaluate.traces import read_traces
+from router_train.irt.checkpoint import check_covered
+from router_train.irt.fitter import IrtFitter
 from router_train.local import LocalTrainConfig
 from router_train.report_files import publish_files
 from router_train.route.kinds import kind_of
 from router_train.route.task import RouteTask
 from router_train.scoring import baselines
+from router_train.scoring.calibration import held_out_calibration
 from router_train.scoring.decisions import Decisions, EvaluateError, from_labels
 from router_train.scoring.metrics import (
     compute_metrics,
@@ -355,6 +359,7 @@ def evaluate(
     only_covered: bool = False,
     allow_in_sample: bool = False,
     fitters: Sequence[Fitter] = (),
+    irt: bool = False,
     jobs: int = 1,
     progress: bool = False,
 ) -> EvalReport:
@@ -366,7 +371,8 @@ def evaluate(
     pairs trained per fit (None: `local-grpo` with the defaults, a built-in like the baselines);
     `fitters` adds any other learned router. Checkpoints and traces are scored only on tasks they did
     not train on (refused in split mode, narrowed under cross-validation) unless `allow_in_sample`.
-    `only_covered` (split mode) narrows the tasks to those every traces file covers.
+    `only_covered` (split mode) narrows the tasks to those every traces file covers. `irt` adds the IRT
+    router (`irt`, fitted on the train tasks' rows of every bundled run) and its calibration.
     """
     pool = table.pool.ids
     origin = table_info.file
@@ -393,8 +399,13 @@ def evaluate(
     if local_routers is None:
         local_routers = default_local_routers() if include_baselines else []
     all_fitters += [LocalFitter(name, cfg, pool) for name, cfg in local_routers]
+    if irt:
+        matrix = load_results_matrix()
+        check_covered(matrix, table.pool, d.tasks)
+        all_fitters.append(IrtFitter(matrix, table.pool))
     all_fitters += list(fitters)
-    part_scores: list[list[RouterScores]] | None = [] if d.cv else None  # the curves' per-model scores
+    # The per-model scores: the curves' (cross-validation), and the predicted probabilities' calibration.
+    part_scores: list[list[RouterScores]] | None = [] if d.cv or irt else None
     fitted = fit_partitions(d.partitions, all_fitters, seed, jobs=jobs, progress=progress, scores=part_scores)
 
     names = [x.name for x in fixed] + list(fitted.kinds) + [e.decisions.name for e in externals]
@@ -414,8 +425,11 @@ def evaluate(
         (fitted.pooled(n), fitted.by_repeat(n) if d.cv else [], in_sample_fitted) for n in fitted.kinds
     ]
     evaluations = _evaluations(table, d, seed, base_rows, externals)
-    if part_scores:
+    if part_scores and d.cv:
         evaluations[0] = with_curves(evaluations[0], d.partitions, part_scores, d.tasks, pool, seed)
+    if part_scores:
+        calibration = held_out_calibration([p.test for p in d.partitions], part_scores)
+        evaluations[0] = evaluations[0].model_copy(update={"calibration": calibration})
     for ev in evaluations:
         for r in ev.routers:
             if r.metrics.tasks_missing:

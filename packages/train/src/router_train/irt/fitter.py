@@ -11,9 +11,15 @@ import numpy as np
 
 from router_oracle.results_matrix import ResultsMatrix
 from router_oracle.table import Pool, TaskRecord
-from router_train.evaluate.dial import RouterScores
-from router_train.irt.router import FittedIrtRouter, IrtConfig, fit_irt_router, pool_probabilities
+from router_train.irt.router import (
+    FittedIrtRouter,
+    IrtConfig,
+    fit_irt_router,
+    near_tie_scores,
+    pool_probabilities,
+)
 from router_train.scoring.decisions import Decisions, from_labels
+from router_train.scoring.dial import RouterScores
 
 IRT_ROUTER_NAME = "irt"
 """Row name of the IRT router."""
@@ -42,8 +48,10 @@ class IrtFitter:
     def fit_scored(
         self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int
     ) -> tuple[list[Decisions], list[RouterScores]]:
-        """Decisions on `test`, and the predicted pool resolve probabilities (out-of-fold on the train
-        tasks) as the dial's scores: `P - dial x cost` is the CARROT rule."""
+        """Decisions on `test`, and as the dial's scores the predicted pool resolve probabilities
+        (out-of-fold on the train tasks) capped at the near-tie level (`near_tie_scores`), as the saved
+        router's: `score - dial x cost` is the CARROT rule, dial 0 the oracle's rule; the uncapped test
+        probabilities go with them (calibration)."""
         router = fit_irt_router(
             train, self.matrix, self.pool, config=self.config, seed=seed, embeddings=self.embeddings
         )
@@ -55,5 +63,12 @@ class IrtFitter:
         train_p = pool_probabilities(router.train_p, router.fit.run_ids, self.pool)
         train_p = train_p[[order[t.instance_id] for t in train]]
         test_p = pool_probabilities(router.run_probabilities(test), router.fit.run_ids, self.pool)
-        scores = RouterScores(self.name, list(self.pool.ids), train_p, test_p)
+        tol = router.fit.tolerance
+        scores = RouterScores(
+            self.name,
+            list(self.pool.ids),
+            near_tie_scores(train_p, tol),
+            near_tie_scores(test_p, tol),
+            probabilities=test_p,
+        )
         return [from_labels(self.name, "local", picks)], [scores]

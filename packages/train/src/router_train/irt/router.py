@@ -153,6 +153,14 @@ def near_tie_routes(p: np.ndarray, costs: np.ndarray, tolerance: float) -> np.nd
     return out
 
 
+def near_tie_scores(p: np.ndarray, tolerance: float) -> np.ndarray:
+    """Per task, the probabilities capped at the near-tie level (best - `tolerance`): every model within
+    `tolerance` of the best scores the same, so with columns in ascending cost the argmax (first of ties) is
+    `near_tie_routes`' pick, and `score - lambda x cost` is the dial (lambda 0: the oracle's rule)."""
+    out: np.ndarray = np.minimum(p, p.max(axis=1, keepdims=True) - tolerance - 1e-12)
+    return out
+
+
 def _gap(tasks: Sequence[TaskRecord], pool_ids: Sequence[str], picks: np.ndarray) -> float:
     d = from_labels(
         "inner", "local", {t.instance_id: [pool_ids[j]] for t, j in zip(tasks, picks, strict=True)}

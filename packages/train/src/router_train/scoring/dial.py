@@ -69,6 +69,9 @@ class RouterScores:
     """(train tasks, models), in the partition's train order: what its dial is calibrated on."""
     test: np.ndarray
     """(test tasks, models), in the partition's test order: what it routes."""
+    probabilities: np.ndarray | None = None
+    """(test tasks, models): each model's predicted resolve probability, for routers that predict one
+    (the IRT router); evaluate reports its calibration (`scoring.calibration`)."""
 
 
 class CalibrationPoint(FrozenModel):

@@ -1,7 +1,7 @@
 """The registry of router kinds: every saved router `route`, `serve` and `evaluate --checkpoint` read is
 one of `KINDS`, found by its file's `kind` field (`kind_of`).
 
-Adding a kind (e.g. `irt`): one module here defining its `Router` subclass and a `KIND = RouterKind(...)`
+Adding a kind: one module here defining its `Router` subclass and a `KIND = RouterKind(...)`
 (checkpoint model, `load`, `judge`, the command that fits it), then its line in `KINDS` and its model in
 `Checkpoint`. `test_train_router_kinds.py` runs every registered kind through route, the dial and
 evaluate.
@@ -17,16 +17,19 @@ from pydantic import Field
 
 from router_oracle.text_file import read_text_file
 from router_train.anypool.checkpoint import AnyPoolCheckpoint
+from router_train.irt.checkpoint import IrtCheckpoint
 from router_train.local.checkpoint import LocalCheckpoint
 from router_train.route.baseline_checkpoint import BaselineCheckpoint
-from router_train.route.kinds import anypool, baseline, local
+from router_train.route.kinds import anypool, baseline, irt, local
 from router_train.route.kinds.kind import Judged, Loaded, RouterKind
 from router_train.route.spec import RouteError
 
-KINDS: dict[str, RouterKind] = {k.kind: k for k in (local.KIND, anypool.KIND, baseline.KIND)}
+KINDS: dict[str, RouterKind] = {k.kind: k for k in (local.KIND, anypool.KIND, baseline.KIND, irt.KIND)}
 """A checkpoint file's `kind` string -> its kind, in the order messages list them."""
 
-Checkpoint = Annotated[LocalCheckpoint | AnyPoolCheckpoint | BaselineCheckpoint, Field(discriminator="kind")]
+Checkpoint = Annotated[
+    LocalCheckpoint | AnyPoolCheckpoint | BaselineCheckpoint | IrtCheckpoint, Field(discriminator="kind")
+]
 """Any saved router's file, discriminated on `kind` (one member per entry of `KINDS`)."""
 
 

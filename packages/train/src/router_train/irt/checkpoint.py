@@ -1,0 +1,153 @@
+"""Checkpoint of a fitted IRT router (`router-train fit irt`): one JSON document, written atomically.
+
+The fit is `irt.router.fit_irt_router` on the train tasks' rows of every run of the bundled candidates'
+results matrix (never a held-out task's row), as evaluate's `irt` row fits it per fold. Its route is the
+oracle's rule on predicted resolve probabilities (near-ties to the cheapest); its dial is the lambda of
+`P - lambda x predicted cost` (`irt.router.near_tie_scores`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from router_oracle.atomic_file import write_text_atomic
+from router_oracle.frozen_model import FrozenModel
+from router_oracle.numeric_option import Seed, Share
+from router_oracle.results_matrix import ResultsMatrix
+from router_oracle.table import Pool, TaskRecord
+from router_train.irt.router import (
+    FittedIrtRouter,
+    IrtFit,
+    fit_irt_router,
+    near_tie_scores,
+    pool_probabilities,
+)
+from router_train.local.checkpoint import dumps_checkpoint, read_json_model
+from router_train.scoring.dial import CHECKPOINT_POINTS, DialCalibration, calibrate
+
+IRT_NAME = "irt"
+"""The router's name (`router-train fit irt`, evaluate's row)."""
+
+
+class IrtCheckpointError(ValueError):
+    """An unreadable IRT checkpoint, or a table the results matrix does not cover."""
+
+
+class IrtCheckpoint(FrozenModel):
+    """A fitted IRT router: its fit (run abilities, text regressor and feature space), the pool it
+    routes and what it was fitted on (`split`, `eval_fraction`, `split_seed`, `seed`: `fit` flags)."""
+
+    kind: Literal["router-train-irt"] = "router-train-irt"
+    """Marks the file as a saved IRT router."""
+    version: Literal[1] = 1
+    """Checkpoint format version."""
+    pool: Pool
+    """The table's pool (each model's runs: a model's resolve probability is the mean of its runs')."""
+    table: str
+    """The oracle table fitted on: its path as given, or `router_frontier_rl/data/oracle_table.json`."""
+    table_sha256: str
+    """Hex sha256 of that table file's bytes."""
+    results: str
+    """The results matrix the abilities were fitted on (a candidates file; `bundled`)."""
+    split: Literal["all", "train"]
+    """The tasks it is fitted on: every task of the table, or the env's train split."""
+    eval_fraction: Share
+    """With `split` train: the env split's held-out share, in (0, 1)."""
+    split_seed: Seed
+    """With `split` train: the env split's seed (0 to 2**32 - 1)."""
+    seed: Seed
+    """Seed of the fit (inner-CV folds, MIRT start)."""
+    train_task_ids: list[str]
+    """Every task it learned from (sorted instance ids); only their rows of the results matrix were read."""
+    fit: IrtFit
+    """The fitted router (everything `FittedIrtRouter.from_fit` needs to route a new task from its text)."""
+    calibration: DialCalibration
+    """The cost dial's table on the train tasks (`scoring.dial.calibrate` of the out-of-fold near-tie
+    scores, priced with the predicted model costs), columns in `route_order`."""
+
+
+def route_order(fit: IrtFit, pool: Pool) -> list[str]:
+    """The pool's ids by ascending predicted cost (ties: id): the score columns, so that argmax's first of
+    tied near-tie scores is the cheapest model, as the oracle's rule."""
+    costs = FittedIrtRouter.from_fit(fit).pool_costs(pool)
+    return [m for _, m in sorted(zip(costs.tolist(), pool.ids, strict=True))]
+
+
+def ordered_pool(pool: Pool, ids: Sequence[str]) -> Pool:
+    """`pool` with its models in the order of `ids`."""
+    by_id = {m.id: m for m in pool.models}
+    return pool.model_copy(update={"models": [by_id[i] for i in ids]})
+
+
+def check_covered(matrix: ResultsMatrix, pool: Pool, tasks: Sequence[TaskRecord]) -> None:
+    """The results matrix has every pool run and every train task (one line naming what is missing)."""
+    runs = set(matrix.run_ids)
+    missing = [r for m in pool.models for r in m.runs if r not in runs]
+    if missing:
+        raise IrtCheckpointError(f"{matrix.origin}: the results matrix has no run {missing[0]!r} of the pool")
+    rows = set(matrix.task_ids)
+    absent = [t.instance_id for t in tasks if t.instance_id not in rows]
+    if absent:
+        raise IrtCheckpointError(
+            f"{matrix.origin}: the results matrix has no task {absent[0]!r} of the table"
+        )
+
+
+def fit_irt_checkpoint(
+    train_tasks: Sequence[TaskRecord],
+    matrix: ResultsMatrix,
+    pool: Pool,
+    seed: int,
+    *,
+    table: str,
+    table_sha256: str,
+    results: str,
+    split: Literal["all", "train"],
+    eval_fraction: float,
+    split_seed: int,
+) -> IrtCheckpoint:
+    """Fit the IRT router on `train_tasks` (their rows of `matrix`, every run) and its dial table."""
+    check_covered(matrix, pool, train_tasks)
+    train = sorted(train_tasks, key=lambda t: t.instance_id)
+    router = fit_irt_router(train, matrix, pool, seed=seed)
+    order = ordered_pool(pool, route_order(router.fit, pool))
+    oof = pool_probabilities(router.train_p, router.fit.run_ids, order)  # train rows, instance-id order
+    calibration = calibrate(
+        near_tie_scores(oof, router.fit.tolerance),
+        train,
+        order.ids,
+        costs=router.pool_costs(order),
+        max_points=CHECKPOINT_POINTS,
+    )
+    return IrtCheckpoint(
+        pool=pool,
+        table=table,
+        table_sha256=table_sha256,
+        results=results,
+        split=split,
+        eval_fraction=eval_fraction,
+        split_seed=split_seed,
+        seed=seed,
+        train_task_ids=[t.instance_id for t in train],
+        fit=router.fit,
+        calibration=calibration,
+    )
+
+
+def predicted_probabilities(router: FittedIrtRouter, tasks: Sequence[TaskRecord], pool: Pool) -> np.ndarray:
+    """(tasks, pool models in `pool` order) predicted resolve probabilities from each task's text."""
+    return pool_probabilities(router.run_probabilities(tasks), router.fit.run_ids, pool)
+
+
+def save_irt(ckpt: IrtCheckpoint, path: str | os.PathLike[str]) -> None:
+    write_text_atomic(Path(path), dumps_checkpoint(ckpt))
+
+
+def read_irt(path: str | os.PathLike[str]) -> IrtCheckpoint:
+    """Read and validate a saved IRT router; errors name the file."""
+    return read_json_model(path, IrtCheckpoint, "IRT checkpoint (v1)", IrtCheckpointError)

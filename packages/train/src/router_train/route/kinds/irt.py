@@ -1,0 +1,59 @@
+"""The `irt` kind: a `router-train fit irt` checkpoint (`irt.checkpoint.IrtCheckpoint`), an item-response
+model over one fixed pool: per task, each model's predicted resolve probability from the task's text.
+
+Its route is the oracle's rule on those probabilities (the best, near-ties to the cheapest): the scores are
+the probabilities capped at the near-tie level (`irt.router.near_tie_scores`), columns by ascending
+predicted cost. The dial is lambda: `--dial L` routes to argmax(score - L x predicted mean cost)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from router_train.irt.checkpoint import IrtCheckpoint, ordered_pool, predicted_probabilities, read_irt
+from router_train.irt.router import FittedIrtRouter, near_tie_scores
+from router_train.route.kinds.kind import Judged, Loaded, RouterKind, check_fixed, refuse_candidates
+from router_train.route.router import Router
+from router_train.route.spec import RouterSpec
+from router_train.route.task import RouteTask
+
+
+class IrtRouter(Router):
+    """A saved IRT router: scores are the predicted resolve probabilities capped at the near-tie level,
+    columns the calibration's (the pool by ascending predicted cost)."""
+
+    def __init__(self, ckpt: IrtCheckpoint, name: str) -> None:
+        self.ckpt = ckpt
+        self.name = name
+        self.pool = list(ckpt.calibration.model_ids)
+        self.model = FittedIrtRouter.from_fit(ckpt.fit)
+        self.ordered = ordered_pool(ckpt.pool, self.pool)
+
+    def probabilities(self, tasks: Sequence[RouteTask]) -> np.ndarray:
+        """(tasks, pool) predicted resolve probabilities, in `pool` order."""
+        return predicted_probabilities(self.model, [t.record() for t in tasks], self.ordered)
+
+    def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
+        return near_tie_scores(self.probabilities(tasks), self.ckpt.fit.tolerance)
+
+    def dial_scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
+        return self.scores(tasks)
+
+
+def load(path: Path, spec: RouterSpec) -> Loaded:
+    """The saved IRT router; its dial table is the stored one."""
+    refuse_candidates(spec, path, "irt")
+    ckpt = read_irt(path)
+    check_fixed(spec, path, ckpt.pool.ids, ckpt.table, ckpt.table_sha256)
+    return Loaded(IrtRouter(ckpt, f"irt:{path}"), lambda: ckpt.calibration)
+
+
+def judge(path: Path, pool: Sequence[str]) -> Judged:
+    """The saved IRT router over its own pool (evaluate checks its routes are the table's models)."""
+    ckpt = read_irt(path)
+    return Judged(IrtRouter(ckpt, f"irt:{path}"), list(ckpt.train_task_ids))
+
+
+KIND = RouterKind(name="irt", checkpoint=IrtCheckpoint, load=load, judge=judge, fit="router-train fit irt")
