@@ -120,8 +120,9 @@ def test_routing_at_serving_time_imports_nothing_of_evaluate() -> None:
     # `route` and `serve` score routers with `scoring` and `route.kinds`; the evaluation package (and its
     # plotting, fold design, reports) stays out of a serving process.
     edges, _ = _graph()
-    roots = [m for m in edges if m.startswith(("router_train.route", "router_train.serve"))]
-    assert "router_train.route.kinds" in roots and "router_train.serve_cli" in roots
+    prefixes = ("router_train.route", "router_train.serve", "router_train.commands.route")
+    roots = [m for m in edges if m.startswith(prefixes) or m == "router_train.commands.serve"]
+    assert "router_train.route.kinds" in roots and "router_train.commands.serve" in roots
     reached = _reached(edges, roots)
     assert "router_train.scoring.baseline_scores" in reached
     assert sorted(m for m in reached if m.startswith("router_train.evaluate")) == []

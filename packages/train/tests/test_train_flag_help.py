@@ -4,6 +4,7 @@ config and the CLI, as in prime-rl's configs), and every such field has a docstr
 from __future__ import annotations
 
 import argparse
+import importlib
 
 import pytest
 from pydantic import BaseModel
@@ -12,6 +13,7 @@ from router_oracle import cli as oracle_cli
 from router_oracle.table import OracleRule
 from router_train import cli
 from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig
+from router_train.commands import COMMANDS
 from router_train.local import FeatureConfig, LocalTrainConfig
 from router_train.route import RouterSpec
 from router_train.route.baseline_checkpoint import BaselineCheckpoint
@@ -25,6 +27,17 @@ MIRRORS: dict[str, list[type[BaseModel]]] = {
 }
 """Each command whose flags fill a config, and the configs: a flag whose dest is one of their fields
 mirrors that field."""
+
+
+def test_a_command_options_model_is_held_to_its_flags() -> None:
+    # `Options` in a command's module names the model its flags fill: the checks below then cover it.
+    declared = {
+        name: options
+        for name, c in COMMANDS.items()
+        if (options := getattr(importlib.import_module(c.module), "Options", None)) is not None
+    }
+    assert sorted(declared) == ["local", "local-anypool", "route"]
+    assert all(options in MIRRORS[name] for name, options in declared.items())
 
 
 def _words(text: str) -> str:

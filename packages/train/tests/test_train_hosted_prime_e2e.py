@@ -23,12 +23,12 @@ import pytest
 from installed_prime import no_installed_prime  # noqa: F401  (autouse: only the prime put on PATH runs)
 from prime_api_double import API_KEY, OWNER, RUN_ID, PrimeApiDouble, prime_api_double
 
+from router_train.commands.launch import launch_status
 from router_train.hosted.config_files import load_config, shipped_path
 from router_train.hosted.errors import ApiUnreachable, NotLoggedIn, PushRejected, TrainRejected
 from router_train.hosted.launch import sources_from_imports
 from router_train.hosted.presets import ENV_ID
 from router_train.hosted.runs import load_record
-from router_train.launch_cli import launch_status
 
 pytestmark = pytest.mark.e2e  # the real prime CLI in subprocesses
 

@@ -12,13 +12,13 @@ import pytest
 from installed_prime import no_installed_prime  # noqa: F401  (autouse: tests see only their fake prime)
 
 from router_train.cli import main
+from router_train.commands.launch import launch_status
 from router_train.hosted import prime_ready
 from router_train.hosted.config_files import load_config, render_preset, shipped_path
 from router_train.hosted.errors import BadLaunchInput, NoRunId, NotLoggedIn, ToolNotFound
 from router_train.hosted.launch import sources_from_imports
 from router_train.hosted.prime_tool import parse_pushed_slug, parse_run_id
 from router_train.hosted.runs import load_record
-from router_train.launch_cli import launch_status
 
 EXIT_BAD_INPUT = BadLaunchInput.exit_code
 EXIT_NO_PRIME = ToolNotFound.exit_code

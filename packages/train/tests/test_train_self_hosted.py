@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from router_train.cli import main
+from router_train.commands.launch import exit_status
 from router_train.hosted import self_hosted
 from router_train.hosted.config_files import load_config, render_multi_node, shipped_path
 from router_train.hosted.errors import BadLaunchInput, ToolNotFound, TrainRejected
 from router_train.hosted.launch import sources_from_imports
 from router_train.hosted.presets import ENV_ID
 from router_train.hosted.runs import load_record
-from router_train.launch_cli import exit_status
 
 uv = pytest.importorskip("uv")
 

@@ -1,8 +1,9 @@
 """`router-train`: from oracle table to trained router, and judging any router.
 
-Each subcommand lives in its own module (`router_train.commands` lists them), which adds its parser
-via `register(subparsers)`. Only the module of the command being run is imported: the others load
-numpy, scikit-learn, verifiers or an HTTP stack, and `router-train --help` must answer at once.
+Each subcommand is a module of `router_train.commands` named as the command (the package's table lists
+them), which adds its parser via `register(subparsers)`. Only the module of the command being run is
+imported: the others load numpy, scikit-learn, verifiers or an HTTP stack, and `router-train --help`
+must answer at once.
 Exit codes common to all: 2 bad input (one line on stderr), 130 interrupted (Ctrl-C).
 """
 
@@ -35,7 +36,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name, cmd in COMMANDS.items():
         if command is None or name == command:
             # The one place a module is imported by name: the command's, when it is the one run.
-            getattr(importlib.import_module(cmd.module), cmd.register)(sub)
+            importlib.import_module(cmd.module).register(sub)
         else:
             sub.add_parser(name, help=cmd.summary)
     return parser

@@ -23,10 +23,10 @@ from router_oracle.build import build_default_table
 from router_oracle.cli_runner import run_cli
 from router_oracle.stats import compute_stats, format_stats
 from router_oracle.table import dumps_table
+from router_train.commands.launch import launch_status
 from router_train.evaluate import evaluate, read_table, render_terminal
 from router_train.evaluate.fitted import LOCAL_ROUTER_NAME
 from router_train.hosted import is_stale, load_config, prime_ready, shipped_path
-from router_train.launch_cli import launch_status
 from router_train.local import LocalTrainConfig, format_summary, train_local
 from router_train.scoring.vs_mix import verdict
 

@@ -323,6 +323,11 @@ PRESETS: dict[PresetName, PresetSpec] = {
 }
 
 
+def presets_help() -> str:
+    """Every preset and its description, for the help of `router-train config` and `launch`."""
+    return "; ".join(f"{n}: {PRESETS[n].description}" for n in PRESET_NAMES)
+
+
 def _env(
     split: Literal["train", "eval"],
     *,

@@ -17,6 +17,10 @@ def _ids(text: str) -> list[str]:
     return [i.strip() for i in text.split(",") if i.strip()]
 
 
+Options = AnyPoolRunConfig
+"""The model this command's flags fill (`config_from_args`; the GRPO knobs go to its `train`)."""
+
+
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "local-anypool",

@@ -1,23 +1,15 @@
-"""`router-train config` (render prime-rl configs) and `router-train launch` (Prime Hosted Training)."""
+"""`router-train launch`: push the env and start a GRPO run on Prime Hosted Training or with prime-rl."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from typing import Any
 
-from router_oracle.atomic_file import write_text_atomic
 from router_oracle.cli_runner import run_cli
 from router_oracle.numeric_option import Count, option_type
 from router_train.cli_args import path_arg
 from router_train.commands import summary
-from router_train.hosted.config_files import (
-    render_multi_node,
-    render_preset,
-    stale_shipped,
-    write_shipped,
-)
 from router_train.hosted.errors import BadLaunchInput
 from router_train.hosted.launch import (
     DEFAULT_DIST_DIR,
@@ -27,46 +19,13 @@ from router_train.hosted.launch import (
     launch,
     sources_from_imports,
 )
-from router_train.hosted.presets import PRESET_NAMES, PRESETS, PresetName
+from router_train.hosted.presets import PRESET_NAMES, PresetName, presets_help
 from router_train.hosted.prime_tool import DEFAULT_TIMEOUT_S
 from router_train.hosted.self_hosted import launch_self_hosted
 
 
-def _presets() -> str:
-    return "; ".join(f"{n}: {PRESETS[n].description}" for n in PRESET_NAMES)
-
-
 def register(sub: Any) -> None:
-    """`config` and `launch`."""
-    register_config(sub)
-    register_launch(sub)
-
-
-def register_config(sub: Any) -> None:
-    presets = _presets()
-    c: argparse.ArgumentParser = sub.add_parser(
-        "config",
-        help=summary("config"),
-        description=f"Render a preset's prime-rl RL config. Presets: {presets}.",
-    )
-    c.add_argument("preset", nargs="?", choices=PRESET_NAMES, help="preset to render")
-    c.add_argument("-o", "--output", type=path_arg, help="write here instead of stdout")
-    c.add_argument(
-        "--write-shipped", action="store_true", help="regenerate the shipped router_train/configs/*.toml"
-    )
-    c.add_argument(
-        "--check", action="store_true", help="exit 1 if a shipped file differs from a fresh rendering"
-    )
-    c.add_argument(
-        "--nodes",
-        type=option_type(Count),
-        help="render prime-rl's multi-node deployment on N nodes (SLURM) instead of one node",
-    )
-    c.set_defaults(func=_config)
-
-
-def register_launch(sub: Any) -> None:
-    presets = _presets()
+    presets = presets_help()
     p: argparse.ArgumentParser = sub.add_parser(
         "launch",
         help=summary("launch"),
@@ -120,31 +79,7 @@ def register_launch(sub: Any) -> None:
         type=option_type(Count),
         help="with --prime-rl: prime-rl's multi-node deployment on N nodes, started with SLURM",
     )
-    p.set_defaults(func=_launch)
-
-
-def _config(args: argparse.Namespace) -> int:
-    if args.write_shipped:
-        for path in write_shipped():
-            print(f"wrote {path}")
-        return 0
-    if args.check:
-        stale = stale_shipped()
-        for path in stale:
-            print(f"stale: {path} (run `router-train config --write-shipped`)", file=sys.stderr)
-        return 1 if stale else 0
-    if args.preset is None:
-        raise ValueError("give a preset, --write-shipped or --check")
-    if args.nodes is not None:
-        text = render_multi_node(args.preset, args.nodes)  # BadLaunchInput: its status, 2
-    else:
-        text = render_preset(args.preset)
-    if args.output is None:
-        sys.stdout.write(text)
-        return 0
-    write_text_atomic(args.output, text)
-    print(f"wrote {args.output}")
-    return 0
+    p.set_defaults(func=run)
 
 
 def exit_status(command: str, run: Callable[[], object]) -> int:
@@ -173,8 +108,8 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
-def _launch(args: argparse.Namespace) -> int:
-    def run() -> object:
+def run(args: argparse.Namespace) -> int:
+    def start() -> object:
         sources, version = sources_from_imports(args.version) if args.from_source else (None, args.version)
         common: dict[str, Any] = {
             "dry_run": args.dry_run,
@@ -192,4 +127,4 @@ def _launch(args: argparse.Namespace) -> int:
             raise BadLaunchInput("--nodes needs --prime-rl DIR (Prime Hosted Training places the run itself)")
         return launch(args.preset, **common)
 
-    return exit_status("launch", run)
+    return exit_status("launch", start)

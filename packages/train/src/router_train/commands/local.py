@@ -11,6 +11,9 @@ from router_train.commands import summary
 from router_train.local import LocalTrainConfig
 from router_train.local_options import add_training_arguments, config_from_args
 
+Options = LocalTrainConfig
+"""The model this command's flags fill (`local_options.config_from_args`), each flag its field's."""
+
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(

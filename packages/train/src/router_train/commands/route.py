@@ -31,6 +31,10 @@ DEFAULT_PLAN_DIR = Path("runs/route")
 """`--plan`: where each model's mini-swe-agent run writes (`<dir>/<model id>`)."""
 
 
+Options = RouterSpec
+"""The model the router flags fill (the task and output flags are the command's own)."""
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "route",

@@ -1,0 +1,58 @@
+"""The subcommands of `router-train`: one module of this package per command, named as the command.
+
+`router_train.commands.<name>` (`-` written `_`: `local-anypool` is `local_anypool.py`) defines the
+command: `register(subparsers)` adds its parser (`help=summary(name)`, `set_defaults(func=run)`),
+`run(args) -> int` runs it, and `Options`, where its flags fill a config model, names that model.
+`router-train --help` lists every command from this table alone (standard library only, so it answers
+at once); only the module of the command being run is imported (`router_train.cli.build_parser`).
+`test_train_commands.py` imports every module and holds it to its entry here.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Command(NamedTuple):
+    """A `router-train` subcommand."""
+
+    name: str
+    """What is typed after `router-train`."""
+    summary: str
+    """Its one line in `router-train --help`."""
+
+    @property
+    def module(self) -> str:
+        """The module that defines and runs the command: this package's module named as it."""
+        return f"{__name__}.{self.name.replace('-', '_')}"
+
+
+COMMANDS: dict[str, Command] = {
+    c.name: c
+    for c in (
+        Command("config", "write a prime-rl RL config (TOML for `prime train`) for a preset"),
+        Command("launch", "push the env and start a GRPO run on Prime Hosted Training (prime-rl)"),
+        Command("local", "train a small router with GRPO on the CPU (no GPU, no account)"),
+        Command(
+            "local-anypool",
+            "train a router that routes among any pool, incl. models it never trained with (CPU)",
+        ),
+        Command(
+            "evaluate",
+            "judge routers (baselines, local GRPO, checkpoints, vf-eval traces) on tasks they never saw",
+        ),
+        Command(
+            "evaluate-anypool",
+            "judge the any-pool router on tasks AND models it never trained with, vs fixed-pool routers",
+        ),
+        Command("fit", "fit a supervised baseline (TF-IDF logistic regression, kNN, cheapest) and save it"),
+        Command("route", "route tasks with a trained router (checkpoint, saved baseline or LLM endpoint)"),
+        Command("serve", "an OpenAI-compatible proxy routing each agent task to one model, sticky"),
+    )
+}
+"""Command name -> the command, in `--help` order."""
+
+
+def summary(name: str) -> str:
+    """The one-line help of command `name`."""
+    return COMMANDS[name].summary
