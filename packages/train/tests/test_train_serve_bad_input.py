@@ -35,10 +35,10 @@ from serve_stubs import (
     write_config,
 )
 
+from router_train.commands.serve import SHUTDOWN_GRACE_S
 from router_train.route import Router, RouterSpec, load_router
 from router_train.serve import MODEL_HEADER
 from router_train.serve import app as serve_app
-from router_train.serve_cli import SHUTDOWN_GRACE_S
 
 Stubs = dict[str, tuple[StubUpstream, ServerThread]]
 
