@@ -43,6 +43,11 @@ class FeatureConfig(FrozenModel):
     difficulty: bool = False
     """Add a one-hot of the SWE-bench Verified human difficulty annotation. Off by default: it is
     annotation metadata a deployed router would not have for a new issue."""
+    irt: bool = False
+    """Add each pool model's predicted resolve probability from the IRT router fitted on the train tasks
+    only (`local.irt_features`: one standardised logit column per pool model, out-of-fold on train tasks).
+    Pool models must be candidates of the bundled candidates table. Off by default: under evaluate's
+    cross-validation it has not been shown to help."""
 
 
 class RewardWeights(FrozenModel):

@@ -16,7 +16,8 @@ from sklearn.feature_extraction.text import HashingVectorizer
 
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
-from router_train.local.config import FeatureConfig
+from router_train.local.config import FeatureConfig, LocalTrainError
+from router_train.local.irt_features import IrtFeatureState, fit_irt_features, irt_columns
 from router_train.text_features import fit_tfidf, tfidf_matrix
 
 
@@ -34,6 +35,8 @@ class FeatureState(FrozenModel):
     """Repository vocabulary of the one-hot, sorted (empty when `FeatureConfig.repo` is off)."""
     difficulties: list[str]
     """Difficulty vocabulary of the one-hot, sorted (empty when `FeatureConfig.difficulty` is off)."""
+    irt: IrtFeatureState | None = None
+    """`FeatureConfig.irt`: the IRT fit on the train tasks behind the per-model columns (None when off)."""
 
 
 def _vectorizer(cfg: FeatureConfig) -> HashingVectorizer:
@@ -55,9 +58,20 @@ def unique_tasks(tasks: Sequence[TaskRecord]) -> list[TaskRecord]:
     return [seen[k] for k in sorted(seen)]
 
 
-def fit_features(cfg: FeatureConfig, tasks: Sequence[TaskRecord]) -> FeatureState:
-    """Fit bucket weights (idf, min_df) and vocabularies on (train) tasks."""
+def fit_features(
+    cfg: FeatureConfig, tasks: Sequence[TaskRecord], pool_ids: Sequence[str] = ()
+) -> FeatureState:
+    """Fit bucket weights (idf, min_df), vocabularies and, with `cfg.irt`, the IRT fit for the pool
+    `pool_ids` on (train) tasks."""
     uniq = unique_tasks(tasks)
+    irt = None
+    if cfg.irt:
+        if not pool_ids:
+            raise LocalTrainError("the IRT features need the pool's model ids (this trainer gives none)")
+        try:
+            irt = fit_irt_features(uniq, pool_ids)
+        except ValueError as exc:
+            raise LocalTrainError(f"cannot fit the IRT features: {exc}") from exc
     weights: list[float] | None = None
     vocabulary: list[str] = []
     idf: list[float] = []
@@ -73,7 +87,7 @@ def fit_features(cfg: FeatureConfig, tasks: Sequence[TaskRecord]) -> FeatureStat
     repos = sorted({t.repo for t in uniq}) if cfg.repo else []
     diffs = sorted({t.difficulty for t in uniq if t.difficulty is not None}) if cfg.difficulty else []
     return FeatureState(
-        vocabulary=vocabulary, idf=idf, bucket_weights=weights, repos=repos, difficulties=diffs
+        vocabulary=vocabulary, idf=idf, bucket_weights=weights, repos=repos, difficulties=diffs, irt=irt
     )
 
 
@@ -105,6 +119,10 @@ def featurize(cfg: FeatureConfig, state: FeatureState, tasks: Sequence[TaskRecor
         blocks.append(sp.csr_matrix(np.asarray(lengths, dtype=np.float64).reshape(len(tasks), 1)))
     if cfg.difficulty:
         blocks.append(_one_hot([t.difficulty for t in tasks], state.difficulties))
+    if cfg.irt:
+        if state.irt is None:
+            raise LocalTrainError("the features ask for IRT columns but their fitted state has no IRT fit")
+        blocks.append(sp.csr_matrix(irt_columns(state.irt, tasks)))
     return sp.csr_matrix(sp.hstack(blocks, format="csr"))
 
 
@@ -115,4 +133,5 @@ def feature_dim(cfg: FeatureConfig, state: FeatureState) -> int:
         + (len(state.repos) if cfg.repo else 0)
         + (1 if cfg.length else 0)
         + (len(state.difficulties) if cfg.difficulty else 0)
+        + (len(state.irt.pool.models) if cfg.irt and state.irt is not None else 0)
     )

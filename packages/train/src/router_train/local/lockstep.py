@@ -84,7 +84,7 @@ def grpo_policies(
         train_tasks = list(train_tasks)
         uniq = unique_tasks(train_tasks)
         epoch = upsampled(train_tasks, cfg.split_seed) if cfg.upsample else train_tasks
-        state = fit_features(cfg.features, uniq)
+        state = fit_features(cfg.features, uniq, pool_ids)
         row_of = {t.instance_id: r for r, t in enumerate(uniq)}
         x_uniq = sp.csr_matrix(featurize(cfg.features, state, uniq))
         # A task's route scores are a function of its row and the pool: scored once for every training.

@@ -294,7 +294,7 @@ def _grpo(
     epoch = upsampled(train_tasks, cfg.split_seed) if cfg.upsample else train_tasks
     weights_5 = reward_weights(cfg.reward)
 
-    state = fit_features(cfg.features, uniq)
+    state = fit_features(cfg.features, uniq, pool_ids)
     # Featurise and score each distinct task once; upsampled copies share a row.
     row_of = {t.instance_id: r for r, t in enumerate(uniq)}
     x_uniq = featurize(cfg.features, state, uniq)

@@ -1,0 +1,80 @@
+"""Benchmark: the local GRPO router with and without the IRT inputs (`FeatureConfig.irt`) under
+`evaluate`'s own cross-validation, beside the learned baselines fitted in the same folds (issue 32 item 4).
+
+For each pool it prints the gap vs the mix (95% paired-bootstrap interval), APGR and area vs mix of the
+cost-dial curve, resolved and $/task of `local-grpo`, `local-grpo+irt`, the TF-IDF logistic regressions
+and cheapest-on-train. Run from the repository root:
+
+    PYTHONPATH=packages/oracle/src:packages/env/src:packages/train/src \\
+        python packages/train/benchmarks/grpo_irt_cv.py [--folds 5] [--fold-seeds 0,1,2,3,4] \\
+        [--pools default,multi_run] [--jobs 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from router_frontier_rl import bundled_table_path
+from router_oracle.build import build_table
+from router_oracle.table import OracleTable
+from router_train.evaluate import evaluate, read_table
+from router_train.evaluate.fitted import LOCAL_ROUTER_NAME
+from router_train.evaluate.report import TableInfo
+from router_train.local import LocalTrainConfig
+from router_train.local.config import FeatureConfig
+
+IRT_ROW = f"{LOCAL_ROUTER_NAME}+irt"
+ROWS = ("cheapest-on-train", "tfidf-logreg", "tfidf-logreg(balanced)", LOCAL_ROUTER_NAME, IRT_ROW)
+
+
+def score(name: str, table: OracleTable, folds: int, seeds: list[int], jobs: int) -> None:
+    print(f"\n== pool {name}: {', '.join(table.pool.ids)}", flush=True)
+    info = TableInfo(file=name, sha256="-", pool=table.pool.ids, n_tasks=len(table.tasks))
+    routers = [
+        (LOCAL_ROUTER_NAME, LocalTrainConfig()),
+        (IRT_ROW, LocalTrainConfig(features=FeatureConfig(irt=True))),
+    ]
+    t0 = time.perf_counter()
+    report = evaluate(table, info, folds=folds, fold_seeds=seeds, local_routers=routers, jobs=jobs)
+    print(f"  ({time.perf_counter() - t0:.0f} s)")
+    print(
+        f"  {'router':24s} {'gap vs mix (95% CI)':>28s} {'APGR':>6s} {'area':>6s} "
+        f"{'resolved':>8s} {'$/task':>7s}"
+    )
+    for r in report.main.routers:
+        if r.name not in ROWS:
+            continue
+        g, cm = r.gap_vs_mix, r.curve_metrics
+        apgr = f"{cm.apgr.mean:6.3f}" if cm and cm.apgr.mean is not None else "     -"
+        area = f"{cm.area_vs_mix.mean:+6.2f}" if cm and cm.area_vs_mix.mean is not None else "     -"
+        ci = (
+            f"{g.mean:+6.2f} [{g.low:+.2f}, {g.high:+.2f}]"
+            if g.mean is not None and g.low is not None
+            else str(g.mean)
+        )
+        print(
+            f"  {r.name:24s} {ci:>28s} {apgr} {area} "
+            f"{100 * r.metrics.resolved_rate:8.2f} {r.metrics.mean_cost:7.3f}"
+        )
+    for m in report.main.single_models:
+        print(f"    single {m.model:26s} resolved {100 * m.resolved:6.2f}  $/task {m.cost:.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--fold-seeds", default="0,1,2,3,4")
+    parser.add_argument("--pools", default="default,multi_run")
+    parser.add_argument("--jobs", type=int, default=1)
+    args = parser.parse_args()
+    seeds = [int(s) for s in args.fold_seeds.split(",")]
+    for name in [p for p in args.pools.split(",") if p]:
+        table = read_table(bundled_table_path())[0] if name == "default" else build_table(name)
+        score(name, table, args.folds, seeds, args.jobs)
+
+
+if __name__ == "__main__":
+    main()

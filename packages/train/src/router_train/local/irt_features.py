@@ -1,0 +1,98 @@
+"""IRT inputs of the local router (`FeatureConfig.irt`): each pool model's predicted resolve probability
+from the item-response-theory router (`router_train.irt`), fitted on the train tasks only.
+
+The policy is a linear softmax over pool models, so each model's prediction enters as one feature column
+(the policy's weight matrix can map column m to model m's logit, or weigh models against each other). The
+column is the standardised logit of the prediction: probabilities near 1/2 differ by a few hundredths,
+which weight decay would keep from moving a logit. The predicted cost is each model's train-task mean:
+the same for every task, so it is a constant the bias already holds, and is not a column.
+
+Train tasks get their out-of-fold prediction (the IRT router's inner folds: the text regressor never saw
+the task); every other task gets the fitted regressor's prediction from its text. The in-sample
+prediction of a train task would be far better than any unseen task's (the ridge fits its own targets),
+and a policy trained on it would trust the column more than it deserves.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.special import logit
+
+from router_oracle.derive import CandidateIndex
+from router_oracle.frozen_model import FrozenModel
+from router_oracle.results_matrix import ResultsMatrix, load_results_matrix
+from router_oracle.table import Pool, TaskRecord
+from router_train.irt.router import FittedIrtRouter, IrtConfig, IrtFit, fit_irt_router, pool_probabilities
+
+IRT_FEATURE_CONFIG = IrtConfig(dims=(1,), alphas=(3.0,), temperatures=(1.0,), tolerances=(0.0,))
+"""The IRT fit behind the features: k = 1 and ridge alpha 3 (the settings the IRT router's inner CV
+picks most on the default pool) without its grid search, since the local trainer fits it once per
+training (the prior shift's inner trainings included). The temperature and tie tolerance do not matter
+here: a temperature is undone by the standardisation, the tolerance only routes."""
+
+CLIP = 1e-6
+"""Predicted probabilities are clipped to [CLIP, 1 - CLIP] before the logit."""
+
+
+class IrtFeatureState(FrozenModel):
+    """What the IRT features learned from the train split (plain data: a checkpoint carries it)."""
+
+    fit: IrtFit
+    """The IRT fit on the train tasks (every run's ability, the text regressor)."""
+    pool: Pool
+    """The pool models and their runs (a model's prediction is the mean over its runs)."""
+    train_logits: dict[str, list[float]]
+    """Train task -> each pool model's out-of-fold predicted logit (before standardising)."""
+    mean: list[float]
+    """Per pool model: the mean of `train_logits` over the train tasks."""
+    scale: list[float]
+    """Per pool model: their standard deviation (1 where it is 0)."""
+
+
+@functools.cache
+def _candidates() -> tuple[ResultsMatrix, CandidateIndex]:
+    # The bundled candidates table, read once per process: every run's outcomes and each model's runs.
+    return load_results_matrix(), CandidateIndex.load()
+
+
+def _logits(p: np.ndarray) -> np.ndarray:
+    out: np.ndarray = logit(np.clip(p, CLIP, 1 - CLIP))
+    return out
+
+
+def fit_irt_features(tasks: Sequence[TaskRecord], pool_ids: Sequence[str], seed: int = 0) -> IrtFeatureState:
+    """Fit the IRT router on `tasks` (distinct train tasks) for the pool `pool_ids` (candidate models)."""
+    matrix, index = _candidates()
+    pool = index.pool(pool_ids)
+    router = fit_irt_router(tasks, matrix, pool, config=IRT_FEATURE_CONFIG, seed=seed)
+    order = sorted(tasks, key=lambda t: t.instance_id)  # `train_p` rows are in instance-id order
+    z = _logits(pool_probabilities(router.train_p, router.fit.run_ids, pool))
+    mean = z.mean(axis=0)
+    sd = z.std(axis=0)
+    return IrtFeatureState(
+        fit=router.fit,
+        pool=pool,
+        train_logits={t.instance_id: [float(v) for v in row] for t, row in zip(order, z, strict=True)},
+        mean=[float(v) for v in mean],
+        scale=[float(v) if v > 0 and math.isfinite(v) else 1.0 for v in sd],
+    )
+
+
+def irt_columns(state: IrtFeatureState, tasks: Sequence[TaskRecord]) -> np.ndarray:
+    """(tasks, pool models) standardised predicted logits: out-of-fold for train tasks, from text else."""
+    k = len(state.pool.models)
+    out = np.zeros((len(tasks), k))
+    new = [i for i, t in enumerate(tasks) if t.instance_id not in state.train_logits]
+    for i, t in enumerate(tasks):
+        if t.instance_id in state.train_logits:
+            out[i] = state.train_logits[t.instance_id]
+    if new:
+        router = FittedIrtRouter.from_fit(state.fit)
+        p = router.run_probabilities([tasks[i] for i in new])
+        out[new] = _logits(pool_probabilities(p, state.fit.run_ids, state.pool))
+    result: np.ndarray = (out - np.asarray(state.mean)) / np.asarray(state.scale)
+    return result
