@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import time
 
+from irt_cv import print_rows
+
 from router_frontier_rl import bundled_table_path
 from router_oracle.build import build_table
 from router_oracle.table import OracleTable
@@ -38,27 +40,7 @@ def score(name: str, table: OracleTable, folds: int, seeds: list[int], jobs: int
     t0 = time.perf_counter()
     report = evaluate(table, info, folds=folds, fold_seeds=seeds, local_routers=routers, jobs=jobs)
     print(f"  ({time.perf_counter() - t0:.0f} s)")
-    print(
-        f"  {'router':24s} {'gap vs mix (95% CI)':>28s} {'APGR':>6s} {'area':>6s} "
-        f"{'resolved':>8s} {'$/task':>7s}"
-    )
-    for r in report.main.routers:
-        if r.name not in ROWS:
-            continue
-        g, cm = r.gap_vs_mix, r.curve_metrics
-        apgr = f"{cm.apgr.mean:6.3f}" if cm and cm.apgr.mean is not None else "     -"
-        area = f"{cm.area_vs_mix.mean:+6.2f}" if cm and cm.area_vs_mix.mean is not None else "     -"
-        ci = (
-            f"{g.mean:+6.2f} [{g.low:+.2f}, {g.high:+.2f}]"
-            if g.mean is not None and g.low is not None
-            else str(g.mean)
-        )
-        print(
-            f"  {r.name:24s} {ci:>28s} {apgr} {area} "
-            f"{100 * r.metrics.resolved_rate:8.2f} {r.metrics.mean_cost:7.3f}"
-        )
-    for m in report.main.single_models:
-        print(f"    single {m.model:26s} resolved {100 * m.resolved:6.2f}  $/task {m.cost:.3f}")
+    print_rows(report.main, ROWS)
 
 
 def main() -> None:

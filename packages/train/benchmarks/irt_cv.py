@@ -30,7 +30,7 @@ from router_oracle.results_matrix import ResultsMatrix, load_results_matrix
 from router_oracle.table import OracleTable
 from router_train.evaluate import evaluate, read_table
 from router_train.evaluate.design import fold_partitions
-from router_train.evaluate.report import TableInfo
+from router_train.evaluate.report import Evaluation, TableInfo
 from router_train.irt.fitter import IrtFitter
 from router_train.irt.model import fit_irt
 from router_train.irt.router import fit_irt_router, pool_probabilities
@@ -157,23 +157,17 @@ def text_r2(table: OracleTable, matrix: ResultsMatrix, folds: int, seeds: Sequen
 ROWS = ("cheapest-on-train", "tfidf-logreg", "tfidf-logreg(balanced)", "irt")
 
 
-def score(name: str, table: OracleTable, matrix: ResultsMatrix, folds: int, seeds: list[int]) -> None:
-    print(f"\n== pool {name}: {', '.join(table.pool.ids)}")
-    fitter = IrtFitter(matrix, table.pool)
-    info = TableInfo(file=name, sha256="-", pool=table.pool.ids, n_tasks=len(table.tasks))
-    t0 = time.perf_counter()
-    report = evaluate(table, info, folds=folds, fold_seeds=seeds, local_routers=[], fitters=[fitter], jobs=1)
-    print(f"  ({time.perf_counter() - t0:.0f} s)")
-    ev = report.main
+def print_rows(ev: Evaluation, keep: Sequence[str]) -> None:
+    """One line per router named in `keep` (gap vs mix with its interval, APGR, area, resolved, $/task),
+    then each single model's resolved rate and cost."""
     print(
         f"  {'router':24s} {'gap vs mix (95% CI)':>28s} {'APGR':>6s} {'area':>6s} "
         f"{'resolved':>8s} {'$/task':>7s}"
     )
     for r in ev.routers:
-        if r.name not in ROWS and r.name != "oracle" and not r.name.startswith("tfidf-knn"):
+        if r.name not in keep:
             continue
-        g = r.gap_vs_mix
-        cm = r.curve_metrics
+        g, cm = r.gap_vs_mix, r.curve_metrics
         apgr = f"{cm.apgr.mean:6.3f}" if cm and cm.apgr.mean is not None else "     -"
         area = f"{cm.area_vs_mix.mean:+6.2f}" if cm and cm.area_vs_mix.mean is not None else "     -"
         ci = (
@@ -187,6 +181,20 @@ def score(name: str, table: OracleTable, matrix: ResultsMatrix, folds: int, seed
         )
     for m in ev.single_models:
         print(f"    single {m.model:26s} resolved {100 * m.resolved:6.2f}  $/task {m.cost:.3f}")
+
+
+def score(name: str, table: OracleTable, matrix: ResultsMatrix, folds: int, seeds: list[int]) -> None:
+    print(f"\n== pool {name}: {', '.join(table.pool.ids)}")
+    fitter = IrtFitter(matrix, table.pool)
+    info = TableInfo(file=name, sha256="-", pool=table.pool.ids, n_tasks=len(table.tasks))
+    t0 = time.perf_counter()
+    report = evaluate(table, info, folds=folds, fold_seeds=seeds, local_routers=[], fitters=[fitter], jobs=1)
+    print(f"  ({time.perf_counter() - t0:.0f} s)")
+    ev = report.main
+    keep = [
+        r.name for r in ev.routers if r.name in ROWS or r.name == "oracle" or r.name.startswith("tfidf-knn")
+    ]
+    print_rows(ev, keep)
     calibration(table, fitter, matrix, folds, seeds)
 
 
