@@ -176,6 +176,24 @@ def serving(app: Any) -> Iterator[ServerThread]:
         server.stop()
 
 
+Upstreams = dict[str, tuple[StubUpstream, ServerThread]]
+"""Pool model id -> its stub upstream and the server thread serving it."""
+
+
+@contextmanager
+def running_upstreams(pool: list[str]) -> Iterator[Upstreams]:
+    """One stub upstream per pool model, each served on its own port, all stopped on exit."""
+    running: Upstreams = {}
+    try:
+        for model_id in pool:
+            stub = StubUpstream(f"up-{model_id}")
+            running[model_id] = (stub, ServerThread(stub.app()).start())
+        yield running
+    finally:
+        for _, server in running.values():
+            server.stop()
+
+
 def wait_until_serving(proc: subprocess.Popen[str], url: str, within_s: float = 120) -> None:
     """Wait until the `serve` process `proc` answers `url`/health (it loads its router first)."""
     deadline = time.monotonic() + within_s

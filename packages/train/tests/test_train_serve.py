@@ -28,6 +28,7 @@ from serve_stubs import (
     free_port,
     log_lines,
     proxy_app,
+    running_upstreams,
     serving,
     trained_checkpoint,
     wait_until_serving,
@@ -84,15 +85,8 @@ def issues_by_model(router: Router) -> dict[str, list[str]]:
 
 @pytest.fixture(scope="module")
 def stubs(router: Router) -> Iterator[dict[str, tuple[StubUpstream, ServerThread]]]:
-    running: dict[str, tuple[StubUpstream, ServerThread]] = {}
-    try:
-        for model_id in router.pool:
-            stub = StubUpstream(f"up-{model_id}")
-            running[model_id] = (stub, ServerThread(stub.app()).start())
+    with running_upstreams(router.pool) as running:
         yield running
-    finally:
-        for _, server in running.values():
-            server.stop()
 
 
 @pytest.fixture(autouse=True)

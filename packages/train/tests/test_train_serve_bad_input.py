@@ -29,6 +29,7 @@ from serve_stubs import (
     free_port,
     log_lines,
     proxy_app,
+    running_upstreams,
     serving,
     trained_checkpoint,
     wait_until_serving,
@@ -55,15 +56,8 @@ def router(checkpoint: Path) -> Router:
 
 @pytest.fixture
 def stubs(router: Router) -> Iterator[Stubs]:
-    running: Stubs = {}
-    try:
-        for model_id in router.pool:
-            stub = StubUpstream(f"up-{model_id}")
-            running[model_id] = (stub, ServerThread(stub.app()).start())
+    with running_upstreams(router.pool) as running:
         yield running
-    finally:
-        for _, server in running.values():
-            server.stop()
 
 
 def _chat(text: str, turns: int = 0) -> dict[str, Any]:
