@@ -45,7 +45,10 @@ COMMANDS: dict[str, Command] = {
             "evaluate-anypool",
             "judge the any-pool router on tasks AND models it never trained with, vs fixed-pool routers",
         ),
-        Command("fit", "fit a supervised baseline (TF-IDF logistic regression, kNN, cheapest) and save it"),
+        Command(
+            "fit",
+            "fit a supervised baseline (TF-IDF logreg, kNN, cheapest) or the IRT router and save it",
+        ),
         Command("route", "route tasks with a trained router (checkpoint, saved baseline or LLM endpoint)"),
         Command("serve", "an OpenAI-compatible proxy routing each agent task to one model, sticky"),
     )

@@ -1,6 +1,8 @@
-"""`router-train fit NAME`: fit one of evaluate's learned baselines and save it as a checkpoint.
+"""`router-train fit NAME`: fit one of evaluate's learned baselines, or the IRT router (`irt`), and save
+it as a checkpoint.
 
-Writes `OUTPUT_DIR/checkpoint.json` (`route.baseline_checkpoint.BaselineCheckpoint`), published whole or
+Writes `OUTPUT_DIR/checkpoint.json` (`route.baseline_checkpoint.BaselineCheckpoint`, or
+`irt.checkpoint.IrtCheckpoint` for `irt`), published whole or
 not at all; `router-train route --checkpoint OUTPUT_DIR/checkpoint.json` routes with it. Exit codes:
 0 written, 2 bad input (one line on stderr), 130 interrupted.
 """
@@ -39,8 +41,9 @@ def register(sub: Any) -> None:
         help=summary("fit"),
         description=(
             "Fit one of the learned baselines `router-train evaluate` judges, exactly as evaluate fits it, "
-            "on every task of the table (--split all, the default) or the env's train split, and save it "
-            f"as OUTPUT_DIR/{CHECKPOINT_FILE} for `router-train route`."
+            "or the IRT router (`irt`: item response theory on every bundled run's results on these tasks; "
+            "docs/irt.md), on every task of the table (--split all, the default) or the env's train split, "
+            f"and save it as OUTPUT_DIR/{CHECKPOINT_FILE} for `router-train route`."
         ),
     )
     field_flag(p, BaselineCheckpoint, "name", "name", choices=(*BASELINE_NAMES, IRT_NAME))
