@@ -15,7 +15,7 @@ from router_oracle.table_check import load_table
 from router_train.cli import main
 from router_train.evaluate.report import render_markdown, render_terminal
 from router_train.evaluate.run import evaluate, read_table
-from router_train.route import RouterSpec, RouteTask, load_router
+from router_train.route import CheckpointSpec, RouteTask, load_router
 from router_train.scoring.dial import outcome_matrices
 
 
@@ -29,7 +29,7 @@ def test_split_mode_irt_row_matches_the_saved_router_and_reports_calibration(
     assert row.name == "irt" and not row.in_sample and ev.n_tasks == 100
     # The saved router fitted on the same train split routes the eval tasks to the same models.
     eval_tasks = select_tasks(load_table(bundled_table_path()), "eval", 0.2, 0)
-    saved = load_router(RouterSpec(checkpoint=route_checkpoints.irt_checkpoint(tmp_path_factory)))
+    saved = load_router(CheckpointSpec(checkpoint=route_checkpoints.irt_checkpoint(tmp_path_factory)))
     models = [d.model for d in saved.route_many([RouteTask.of_record(t) for t in eval_tasks])]
     shares = {m: v for m, v in row.metrics.label_distribution.items() if v > 0}
     assert shares == pytest.approx({m: models.count(m) / len(models) for m in set(models)}, abs=1e-6)

@@ -17,7 +17,7 @@ from router_oracle.results_matrix import load_results_matrix
 from router_oracle.table_check import load_table
 from router_train.irt.checkpoint import IrtCheckpointError, check_covered, read_irt
 from router_train.irt.router import FittedIrtRouter, near_tie_routes, near_tie_scores, pool_probabilities
-from router_train.route import RouterSpec, RouteTask, load_router
+from router_train.route import CheckpointSpec, RouteTask, load_router
 
 
 def test_near_tie_scores_argmax_is_the_near_tie_rule_with_columns_by_cost() -> None:
@@ -46,7 +46,7 @@ def test_saved_router_routes_as_the_fitted_router(checkpoint: Path) -> None:
     assert ckpt.fit.n_train_tasks == len(train_ids)
     eval_tasks = select_tasks(table, "eval", 0.2, 0)
     expected = FittedIrtRouter.from_fit(ckpt.fit).route(eval_tasks, table.pool)
-    router = load_router(RouterSpec(checkpoint=checkpoint))
+    router = load_router(CheckpointSpec(checkpoint=checkpoint))
     got = [d.model for d in router.route_many([RouteTask.of_record(t) for t in eval_tasks])]
     assert got == expected
 
@@ -58,7 +58,7 @@ def test_dial_is_lambda_on_predicted_probability_minus_predicted_cost(checkpoint
     fitted = FittedIrtRouter.from_fit(ckpt.fit)
     p = pool_probabilities(fitted.run_probabilities(tasks), ckpt.fit.run_ids, table.pool)
     costs = fitted.pool_costs(table.pool)
-    router = load_router(RouterSpec(checkpoint=checkpoint, dial=0.5))
+    router = load_router(CheckpointSpec(checkpoint=checkpoint, dial=0.5))
     assert router.dial_costs is not None
     by_id = dict(zip(router.pool, router.dial_costs.tolist(), strict=True))
     assert [by_id[m] for m in table.pool.ids] == pytest.approx(costs.tolist(), abs=1e-6)  # stored rounded

@@ -17,7 +17,7 @@ from router_oracle.table_check import load_table
 from router_train.anypool import load_any_pool_router
 from router_train.cli import main
 from router_train.evaluate.run import Source, _checkpoint
-from router_train.route import RouterSpec, RouteTask, bundled_tasks, issue_task, load_router
+from router_train.route import CheckpointSpec, RouteTask, bundled_tasks, issue_task, load_router
 from router_train.route.plan import id_filter
 from router_train.scoring import baselines
 from router_train.scoring.decisions import Decisions
@@ -98,7 +98,7 @@ def test_grpo_checkpoint_routes_as_evaluate(grpo_checkpoint, table, eval_ids, tm
     for t in _new_tasks():
         assert got[t.instance_id] == policy.route([t.record()])[0]
     # The Python API is the same code: one task at a time gives the same decisions, scores explain them.
-    router = load_router(RouterSpec(checkpoint=grpo_checkpoint))
+    router = load_router(CheckpointSpec(checkpoint=grpo_checkpoint))
     for t in tasks[:5] + _new_tasks():
         d = router.route(t)
         scores = d.scores

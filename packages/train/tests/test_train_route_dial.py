@@ -18,7 +18,7 @@ from router_frontier_rl.split import select_tasks
 from router_oracle.table_check import load_table
 from router_train.cli import main
 from router_train.evaluate.dial import apply_dial
-from router_train.route import RouterSpec, bundled_tasks, load_router
+from router_train.route import CheckpointSpec, bundled_tasks, load_router
 from router_train.scoring.metrics import task_outcome
 from router_train.serve.config import ServeConfigError, read_config
 
@@ -122,7 +122,7 @@ def test_dial_moves_cost_monotonically_through_the_cli(
 
 
 def test_dial_is_evaluates_rule_and_explain_shows_dialled_scores(grpo_checkpoint, train_records, capsys):
-    router = load_router(RouterSpec(checkpoint=grpo_checkpoint, dial=0.7))
+    router = load_router(CheckpointSpec(checkpoint=grpo_checkpoint, dial=0.7))
     assert router.dial == 0.7 and router.calibration is not None and router.operating is not None
     bundled = bundled_tasks()
     tasks = [bundled[t.instance_id] for t in train_records[:40]]
@@ -139,8 +139,8 @@ def test_dial_is_evaluates_rule_and_explain_shows_dialled_scores(grpo_checkpoint
         assert list(scores.values()) == pytest.approx(list(want))
         assert max(scores, key=lambda m: scores[m]) == d.model
     # Dial 0 is the router as trained.
-    plain = load_router(RouterSpec(checkpoint=grpo_checkpoint)).route_many(tasks, explain=False)
-    zero = load_router(RouterSpec(checkpoint=grpo_checkpoint, dial=0.0)).route_many(tasks, explain=False)
+    plain = load_router(CheckpointSpec(checkpoint=grpo_checkpoint)).route_many(tasks, explain=False)
+    zero = load_router(CheckpointSpec(checkpoint=grpo_checkpoint, dial=0.0)).route_many(tasks, explain=False)
     assert [d.model for d in plain] == [d.model for d in zero]
     assert "dial" not in plain[0].json_line() and '"dial":0.0' in zero[0].json_line()
 
@@ -152,7 +152,7 @@ def test_older_checkpoint_is_calibrated_from_its_table(grpo_checkpoint, logreg_c
         doc["version"] = old_version
         old = tmp_path / f"old-{old_version}.json"
         old.write_text(json.dumps(doc))
-        router = load_router(RouterSpec(checkpoint=old, budget=0.3))
+        router = load_router(CheckpointSpec(checkpoint=old, budget=0.3))
         assert router.calibration is not None and router.calibration.model_dump() == stored
         # Its table is not at hand (a path that is gone): one line saying what to do.
         doc["table"] = str(tmp_path / "gone.json")
@@ -174,7 +174,7 @@ def test_anypool_budget_is_calibrated_for_the_given_pool(anypool_checkpoint, tmp
     ids = ["kimi-k2.5-high", "gpt-5-mini", "claude-opus-4.6"]
     rows = "".join(f'[[models]]\nid = "{m}"\nname = "{m}"\nruns = ["run-{m}"]\n' for m in ids)
     pool.write_text(f'name = "mine"\n{rows}')
-    router = load_router(RouterSpec(checkpoint=out / "checkpoint.json", pool=pool, budget=0.2))
+    router = load_router(CheckpointSpec(checkpoint=out / "checkpoint.json", pool=pool, budget=0.2))
     cal = router.calibration
     assert cal is not None and sorted(cal.model_ids) == sorted(ids)
     ckpt = json.loads((out / "checkpoint.json").read_text())
@@ -256,7 +256,8 @@ def test_serve_config_router_table_takes_budget_and_dial(grpo_checkpoint, tmp_pa
     path = tmp_path / "serve.toml"
     up = '[upstreams.m]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
     path.write_text(f'[router]\ncheckpoint = "{grpo_checkpoint}"\nbudget = 0.3\n{up}')
-    assert read_config(path).router.budget == 0.3
+    router = read_config(path).router
+    assert isinstance(router, CheckpointSpec) and router.budget == 0.3
     path.write_text(f'[router]\ncheckpoint = "{grpo_checkpoint}"\nbudget = 0.3\ndial = 1.0\n{up}')
     with pytest.raises(ServeConfigError, match=r"at most one of budget \(--budget\) and dial"):
         read_config(path)

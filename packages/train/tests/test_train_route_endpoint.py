@@ -16,7 +16,7 @@ from route_stub import Answer, stub_server
 from router_frontier_rl import RouterConfig, RouterTaskset
 from router_frontier_rl.route_parser import MAX_REPLY_CHARS
 from router_train.cli import main
-from router_train.route import EndpointError, RouterSpec, RouteTask, bundled_tasks, load_router
+from router_train.route import EndpointError, EndpointSpec, RouteTask, bundled_tasks, load_router
 
 VALID = "Looks like a hard one.\n<route>gpt-5.2-high</route>"
 
@@ -114,7 +114,7 @@ def test_failures_after_retries_are_one_line_exit_1_nothing_written(served, tmp_
 def test_python_api_same_code(served):
     task = RouteTask(instance_id="new-1", repo="django/django", problem_statement="Admin crashes on save.")
     with stub_server(lambda body, n: Answer("<route>claude-opus-4.6</route>")) as server:
-        router = load_router(RouterSpec(endpoint=server.base_url, model="m", max_retries=0))
+        router = load_router(EndpointSpec(endpoint=server.base_url, model="m", max_retries=0))
         assert router.scores([task]) is None and router.pool == served[0].data.valid_ids
         d = router.route(task)
         assert (d.model, d.reply, d.reason) == ("claude-opus-4.6", "<route>claude-opus-4.6</route>", None)
@@ -126,7 +126,7 @@ def test_python_api_same_code(served):
             "claude-opus-4.6"
         ] * 6
     with pytest.raises(EndpointError):
-        load_router(RouterSpec(endpoint="http://127.0.0.1:9/v1", model="m", max_retries=0)).route(task)
+        load_router(EndpointSpec(endpoint="http://127.0.0.1:9/v1", model="m", max_retries=0)).route(task)
 
 
 def test_bad_endpoint_options_exit_2(tmp_path, capsys):

@@ -18,7 +18,7 @@ from router_frontier_rl.split import select_tasks
 from router_oracle.table_check import load_table
 from router_train.cli import main
 from router_train.evaluate.run import Source, evaluate, read_table
-from router_train.route import RouterSpec, RouteTask, load_router
+from router_train.route import CheckpointSpec, RouteTask, load_router
 from router_train.route.kinds import KINDS, Checkpoint, kind_of
 from router_train.scoring.decisions import EvaluateError
 
@@ -66,7 +66,7 @@ def test_a_checkpoint_is_read_as_its_kind(checkpoint: Path) -> None:
 
 
 def test_every_kind_routes_as_the_argmax_of_its_scores(checkpoint: Path, eval_tasks: list[RouteTask]) -> None:
-    router = load_router(RouterSpec(checkpoint=checkpoint, pool=POOL))
+    router = load_router(CheckpointSpec(checkpoint=checkpoint, pool=POOL))
     assert sorted(router.pool) == ["claude-opus-4.6", "gpt-5.2-high", "kimi-k2.5-high"]
     decisions = router.route_many(eval_tasks, explain=False)
     scores = router.scores(eval_tasks)
@@ -77,13 +77,13 @@ def test_every_kind_routes_as_the_argmax_of_its_scores(checkpoint: Path, eval_ta
 
 
 def test_every_kind_takes_a_budget_and_a_dial(checkpoint: Path, eval_tasks: list[RouteTask]) -> None:
-    at_zero = load_router(RouterSpec(checkpoint=checkpoint, pool=POOL, dial=0.0))
+    at_zero = load_router(CheckpointSpec(checkpoint=checkpoint, pool=POOL, dial=0.0))
     calibration = at_zero.calibration
     assert calibration is not None and calibration.points
     # A budget at a point of its own table: it routes at a tabulated point within that budget.
     points = sorted(calibration.points, key=lambda p: p.cost_per_task)
     budget = points[len(points) // 2].cost_per_task
-    budgeted = load_router(RouterSpec(checkpoint=checkpoint, pool=POOL, budget=budget))
+    budgeted = load_router(CheckpointSpec(checkpoint=checkpoint, pool=POOL, budget=budget))
     assert budgeted.operating in calibration.points and budgeted.operating.cost_per_task <= budget + 1e-9
     assert budgeted.dial == budgeted.operating.dial
     # The dial's two ends price every model out but one, by mean train cost: the cheapest at the largest
@@ -91,10 +91,14 @@ def test_every_kind_takes_a_budget_and_a_dial(checkpoint: Path, eval_tasks: list
     costs = dict(zip(calibration.model_ids, calibration.model_costs, strict=True))
     by_cost = sorted(costs, key=lambda m: costs[m])
     for dial, model in ((1e6, by_cost[0]), (-1e6, by_cost[-1])):
-        routes = load_router(RouterSpec(checkpoint=checkpoint, pool=POOL, dial=dial)).route_many(eval_tasks)
+        routes = load_router(CheckpointSpec(checkpoint=checkpoint, pool=POOL, dial=dial)).route_many(
+            eval_tasks
+        )
         assert {d.model for d in routes} == {model} and all(d.dial == dial for d in routes)
     # Dial 0 is the router as trained: its dial scores are a monotone transform of its scores.
-    plain = load_router(RouterSpec(checkpoint=checkpoint, pool=POOL)).route_many(eval_tasks, explain=False)
+    plain = load_router(CheckpointSpec(checkpoint=checkpoint, pool=POOL)).route_many(
+        eval_tasks, explain=False
+    )
     assert [d.model for d in at_zero.route_many(eval_tasks)] == [d.model for d in plain]
 
 
@@ -109,7 +113,7 @@ def test_every_kind_is_judged_by_evaluate_on_unseen_tasks_only(
     assert row.kind == "checkpoint" and row.source == checkpoint.name and not row.in_sample
     assert report.main.n_tasks == len(eval_tasks)
     # The row is the router's own routes, on the table's pool.
-    decisions = load_router(RouterSpec(checkpoint=checkpoint, pool=POOL)).route_many(eval_tasks)
+    decisions = load_router(CheckpointSpec(checkpoint=checkpoint, pool=POOL)).route_many(eval_tasks)
     models = [d.model for d in decisions]
     shares = {m: v for m, v in row.metrics.label_distribution.items() if v > 0}
     assert shares == pytest.approx({m: models.count(m) / len(models) for m in set(models)}, abs=1e-6)
@@ -139,7 +143,7 @@ def test_a_file_of_no_registered_kind_is_one_line_for_route_and_evaluate(tmp_pat
     path.write_text('{"kind": "router-train-other"}\n')
     expected = "not a router checkpoint (kind 'router-train-other'; expected one of " + ", ".join(KINDS) + ")"
     with pytest.raises(ValueError, match=re.escape(f"{path}: {expected}")):
-        load_router(RouterSpec(checkpoint=path))
+        load_router(CheckpointSpec(checkpoint=path))
     table, info = read_table(bundled_table_path())
     with pytest.raises(EvaluateError, match=re.escape(f"{path}: cannot load checkpoint: {path}: {expected}")):
         evaluate(table, info, checkpoints=[Source(name="x", path=path)], include_baselines=False)

@@ -31,7 +31,7 @@ from serve_stubs import (
     write_config,
 )
 
-from router_train.route import RouterSpec, RouteTask, load_router
+from router_train.route import CheckpointSpec, RouteTask, load_router
 from router_train.serve import issue_text, task_key
 
 uv = pytest.importorskip("uv")
@@ -123,7 +123,7 @@ def test_mini_swe_agent_runs_one_task_on_the_routed_model(
     agent_env: tuple[list[str], dict[str, str]],
 ) -> None:
     checkpoint = trained_checkpoint(tmp_path_factory.getbasetemp())  # shared with test_train_serve.py
-    router = load_router(RouterSpec(checkpoint=checkpoint))
+    router = load_router(CheckpointSpec(checkpoint=checkpoint))
     _, repo, issue = bundled_issues()[1]
     chosen = router.route(RouteTask(instance_id="x", repo=repo, problem_statement=issue)).model
     assert chosen is not None

@@ -2,7 +2,8 @@
 
 `router_train.commands.<name>` (`-` written `_`: `local-anypool` is `local_anypool.py`) defines the
 command: `register(subparsers)` adds its parser (`help=summary(name)`, `set_defaults(func=run)`),
-`run(args) -> int` runs it, and `Options`, where its flags fill a config model, names that model.
+`run(args) -> int` runs it, and `Options` names the typed model its flags fill (a union of models, as
+route's `CheckpointSpec | EndpointSpec`, where they fill one of several; `options_models`).
 `router-train --help` lists every command from this table alone (standard library only, so it answers
 at once); only the module of the command being run is imported (`router_train.cli.build_parser`).
 `test_train_commands.py` imports every module and holds it to its entry here.
@@ -10,7 +11,8 @@ at once); only the module of the command being run is imported (`router_train.cl
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from types import UnionType
+from typing import Annotated, NamedTuple, Union, get_args, get_origin
 
 
 class Command(NamedTuple):
@@ -59,3 +61,14 @@ COMMANDS: dict[str, Command] = {
 def summary(name: str) -> str:
     """The one-line help of command `name`."""
     return COMMANDS[name].summary
+
+
+def options_models(options: object) -> list[type]:
+    """The models a command's `Options` names: the model itself, or each member of a union of models
+    (`Annotated` validators aside)."""
+    if get_origin(options) is Annotated:
+        options = get_args(options)[0]
+    if get_origin(options) in (Union, UnionType):
+        return [m for a in get_args(options) for m in options_models(a)]
+    assert isinstance(options, type), f"Options {options!r} is not a model or a union of models"
+    return [options]

@@ -22,9 +22,10 @@ from typing import Any
 from router_oracle.atomic_file import output_file, write_text_atomic
 from router_train.cli_args import field_flag, given, path_arg
 from router_train.commands import summary
-from router_train.route import RouteError, RouterSpec, load_router
+from router_train.route import CheckpointSpec, EndpointSpec, RouteError, RouterSpec, load_router
 from router_train.route.operating_point import budget_note, operating_line
 from router_train.route.plan import mini_swe_agent_plan, read_model_map
+from router_train.route.spec import ROUTER_SPEC_FIELDS, parse_router_spec
 from router_train.route.task import RouteTask, bundled_instances, bundled_tasks, issue_task, read_task_file
 
 DEFAULT_PLAN_DIR = Path("runs/route")
@@ -32,7 +33,15 @@ DEFAULT_PLAN_DIR = Path("runs/route")
 
 
 Options = RouterSpec
-"""The model the router flags fill (the task and output flags are the command's own)."""
+"""The models the router flags fill, `CheckpointSpec | EndpointSpec` (the task and output flags are the
+command's own)."""
+
+
+def _spec_flag(group: Any, name: str, *flags: str, **kwargs: Any) -> None:
+    """The flag of the spec field `name` (a shared field's docstring is the same in both specs)."""
+    field_flag(
+        group, CheckpointSpec if name in CheckpointSpec.model_fields else EndpointSpec, name, *flags, **kwargs
+    )
 
 
 def register(sub: Any) -> None:
@@ -47,19 +56,19 @@ def register(sub: Any) -> None:
     )
     r = p.add_argument_group("router (one of --checkpoint, --endpoint)")
     for name in ("checkpoint", "endpoint", "model"):
-        field_flag(r, RouterSpec, name)
-    field_flag(r, RouterSpec, "api_key_env", metavar="VAR")
+        _spec_flag(r, name)
+    _spec_flag(r, "api_key_env", metavar="VAR")
     for name in ("temperature", "max_tokens"):
-        field_flag(r, RouterSpec, name)
-    field_flag(r, RouterSpec, "timeout_s", "--timeout")
+        _spec_flag(r, name)
+    _spec_flag(r, "timeout_s", "--timeout")
     for name in ("max_retries", "concurrency"):
-        field_flag(r, RouterSpec, name)
-    field_flag(r, RouterSpec, "fallback", metavar="MODEL")
+        _spec_flag(r, name)
+    _spec_flag(r, "fallback", metavar="MODEL")
     for name in ("pool", "table", "candidates", "eval_fraction", "split_seed"):
-        field_flag(r, RouterSpec, name)
+        _spec_flag(r, name)
     d = p.add_argument_group("cost dial (at most one of --budget, --dial; checkpoints only)")
-    field_flag(d, RouterSpec, "budget", metavar="USD")
-    field_flag(d, RouterSpec, "dial", metavar="X")
+    _spec_flag(d, "budget", metavar="USD")
+    _spec_flag(d, "dial", metavar="X")
     t = p.add_argument_group("tasks (one of --instance, --tasks, --issue)")
     t.add_argument("--instance", action="append", metavar="ID", help="bundled SWE-bench Verified task")
     t.add_argument(
@@ -115,14 +124,18 @@ def run(args: argparse.Namespace) -> int:
     # Bad input raises (RouteError, pydantic's ValidationError): one line, exit 2, before any request.
     if args.plan is None and (args.model_map is not None or args.plan_every_model):
         raise RouteError("--model-map and --plan-every-model go with --plan")
-    spec = RouterSpec(**given(args, *RouterSpec.model_fields))
+    spec = parse_router_spec(given(args, *ROUTER_SPEC_FIELDS))
     tasks = _tasks(args)
     model_map = read_model_map(args.model_map) if args.model_map is not None else None
     if args.output is not None:
         output_file(args.output)  # an unusable -o fails now, before any request
     router = load_router(spec)
     if router.calibration is not None:
-        if spec.budget is not None and (note := budget_note(router.calibration, spec.budget)):
+        if (
+            isinstance(spec, CheckpointSpec)
+            and spec.budget is not None
+            and (note := budget_note(router.calibration, spec.budget))
+        ):
             print(f"router-train route: {note}", file=sys.stderr)
         print(f"router-train route: {operating_line(router, router.calibration)}", file=sys.stderr)
     if args.issue:

@@ -1,12 +1,12 @@
-"""Put a trained router to work on new tasks: `load_router(RouterSpec(...)).route(RouteTask(...))`.
+"""Put a trained router to work on new tasks: `load_router(CheckpointSpec(...)).route(RouteTask(...))`.
 
-- `RouterSpec`: a checkpoint (`router-train local`, `local-anypool` with a pool, `fit`) or an
-  OpenAI-compatible endpoint serving an LLM router;
+- `RouterSpec = CheckpointSpec | EndpointSpec`: a checkpoint (`router-train local`, `local-anypool` with
+  a pool, `fit`) or an OpenAI-compatible endpoint serving an LLM router (`parse_router_spec` picks one);
 - `load_router(spec) -> Router`: `.name`, `.pool`, `.route(task)`, `.route_many(tasks)`, `.scores(tasks)`;
   a checkpoint is loaded by its kind's entry of `route.kinds.KINDS` (the registry of router kinds);
 - `RouteTask` in, `Decision` out (`router-train route` writes one per line);
-- `RouterSpec(budget=USD)` or `RouterSpec(dial=X)`: route at an operating point of the router's cost dial
-  (`route.operating_point`; `router.operating` says what it buys on the training tasks).
+- `CheckpointSpec(budget=USD)` or `CheckpointSpec(dial=X)`: route at an operating point of the router's
+  cost dial (`route.operating_point`; `router.operating` says what it buys on the training tasks).
 """
 
 from router_train.route.decision import Decision
@@ -14,16 +14,21 @@ from router_train.route.load import load_router
 from router_train.route.router import Router
 from router_train.route.spec import (
     EXIT_ENDPOINT_FAILED,
+    CheckpointSpec,
     EndpointError,
+    EndpointSpec,
     RouteError,
     RouterSpec,
+    parse_router_spec,
 )
 from router_train.route.task import RouteTask, bundled_instances, bundled_tasks, issue_task, read_task_file
 
 __all__ = [
     "EXIT_ENDPOINT_FAILED",
+    "CheckpointSpec",
     "Decision",
     "EndpointError",
+    "EndpointSpec",
     "RouteError",
     "RouteTask",
     "Router",
@@ -32,5 +37,6 @@ __all__ = [
     "bundled_tasks",
     "issue_task",
     "load_router",
+    "parse_router_spec",
     "read_task_file",
 ]

@@ -19,15 +19,14 @@ from router_frontier_rl.prompt import messages, system_prompt
 from router_frontier_rl.route_parser import MAX_REPLY_CHARS, parse_route
 from router_train.route.decision import Decision
 from router_train.route.router import Router, progress_bar
-from router_train.route.spec import EndpointError, RouterSpec
+from router_train.route.spec import EndpointError, EndpointSpec
 from router_train.route.task import RouteTask
 
 
 class EndpointRouter(Router):
     """Asks `spec.model` at `spec.endpoint` once per task (temperature `spec.temperature`)."""
 
-    def __init__(self, spec: RouterSpec, summary: CapabilitySummary) -> None:
-        assert spec.endpoint is not None and spec.model is not None
+    def __init__(self, spec: EndpointSpec, summary: CapabilitySummary) -> None:
         self.spec = spec
         self.summary = summary
         self.pool = [m.id for m in summary.models]
@@ -54,7 +53,7 @@ class EndpointRouter(Router):
         """The raw reply for `task` (empty when the server sent no content)."""
         try:
             completion = self.client.chat.completions.create(
-                model=self.spec.model or "",
+                model=self.spec.model,
                 messages=self.request(task),  # type: ignore[arg-type]
                 temperature=self.spec.temperature,
                 max_tokens=self.spec.max_tokens if self.spec.max_tokens is not None else openai.omit,

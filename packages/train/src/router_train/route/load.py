@@ -18,7 +18,7 @@ from router_train.route.endpoint import EndpointRouter
 from router_train.route.kinds import kind_of
 from router_train.route.operating_point import Calibrator, apply_operating_point
 from router_train.route.router import Router
-from router_train.route.spec import RouteError, RouterSpec
+from router_train.route.spec import CheckpointSpec, EndpointSpec, RouteError, RouterSpec
 
 
 def load_router(spec: RouterSpec) -> Router:
@@ -26,7 +26,7 @@ def load_router(spec: RouterSpec) -> Router:
     one `RouteError` line naming the file or field."""
     try:
         router, calibrate = _load(spec)
-        if spec.budget is not None or spec.dial is not None:
+        if isinstance(spec, CheckpointSpec) and (spec.budget is not None or spec.dial is not None):
             router.calibration = apply_operating_point(router, spec, calibrate)
     except RouteError:
         raise
@@ -43,13 +43,13 @@ def load_router(spec: RouterSpec) -> Router:
 
 def _load(spec: RouterSpec) -> tuple[Router, Calibrator | None]:
     """The router and how to get its dial calibration (None: it has no dial)."""
-    if spec.checkpoint is None:
+    if isinstance(spec, EndpointSpec):
         return EndpointRouter(spec, endpoint_summary(spec)), None
     loaded = kind_of(spec.checkpoint).load(spec.checkpoint, spec)
     return loaded.router, loaded.calibrate
 
 
-def endpoint_summary(spec: RouterSpec) -> CapabilitySummary:
+def endpoint_summary(spec: EndpointSpec) -> CapabilitySummary:
     """The capability summary the env puts in the system prompt: the table's pool (or `spec.pool`'s models
     from the candidates table) on the env's train split of the table (`RouterTaskset.load`)."""
     table = load_table(spec.table or bundled_table_path())

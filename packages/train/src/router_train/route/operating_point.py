@@ -22,7 +22,7 @@ from router_oracle.file_hash import sha256_file
 from router_oracle.table import TaskRecord
 from router_oracle.table_check import load_table
 from router_train.route.router import Router
-from router_train.route.spec import RouteError, RouterSpec
+from router_train.route.spec import CheckpointSpec, RouteError
 from router_train.scoring.dial import (
     CalibrationPoint,
     DialCalibration,
@@ -38,7 +38,7 @@ Calibrator = Callable[[], DialCalibration]
 
 
 def training_tasks(
-    checkpoint: Path, spec: RouterSpec, table_label: str, table_sha256: str, train_task_ids: Sequence[str]
+    checkpoint: Path, spec: CheckpointSpec, table_label: str, table_sha256: str, train_task_ids: Sequence[str]
 ) -> list[TaskRecord]:
     """The tasks a fixed-pool checkpoint learned from, read back from its table (checked by sha256): for
     a checkpoint stored without a calibration."""
@@ -73,7 +73,9 @@ def budget_note(calibration: DialCalibration, budget: float) -> str | None:
     return None
 
 
-def apply_operating_point(router: Router, spec: RouterSpec, calibrate: Calibrator | None) -> DialCalibration:
+def apply_operating_point(
+    router: Router, spec: CheckpointSpec, calibrate: Calibrator | None
+) -> DialCalibration:
     """Set `router`'s dial from `spec.budget` or `spec.dial` (one of them is set); returns the calibration
     it came from. A router without a dial (`calibrate` None) is refused."""
     flag = "--budget" if spec.budget is not None else "--dial"

@@ -1,12 +1,13 @@
 """Which router to load: one typed definition shared by `router-train route` flags and the serve TOML's
-`[router]` table (`load_router(RouterSpec(...))`)."""
+`[router]` table: `RouterSpec = CheckpointSpec | EndpointSpec` (`load_router(CheckpointSpec(...))`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, TypeAdapter, ValidatorFunctionWrapHandler, WrapValidator, model_validator
+from pydantic_core import PydanticCustomError
 
 from router_oracle.cli_runner import CommandError
 from router_oracle.frozen_model import FrozenModel
@@ -38,13 +39,9 @@ Dial = Annotated[float, Field(ge=-MAX_DIAL, le=MAX_DIAL, allow_inf_nan=False)]
 """`--dial` / `dial`: a finite number in [-MAX_DIAL, MAX_DIAL]."""
 
 
-class RouterSpec(FrozenModel):
-    """A router to load: a checkpoint file (GRPO, any-pool or saved baseline) or an OpenAI-compatible
-    endpoint serving an LLM router. Each field is a `router-train route` flag too (help: its docstring)."""
+class RouterSpecBase(FrozenModel):
+    """What both kinds of router spec take: the pool, the tables and the fallback."""
 
-    checkpoint: Path | None = None
-    """A checkpoint file: `router-train local`, `router-train local-anypool` (needs `pool`) or
-    `router-train fit`; its kind is read from the file."""
     pool: Path | None = None
     """A pool TOML file (router-oracle's format) or bundled pool name: the models an any-pool checkpoint
     or an endpoint routes among (endpoint: their statistics come from `candidates`). For a fixed-pool
@@ -55,29 +52,17 @@ class RouterSpec(FrozenModel):
     candidates: Path | None = None
     """Candidates table for `pool` (an any-pool checkpoint: the one it trained on, default: the one it
     names; endpoint with `pool`: default bundled)."""
-    eval_fraction: Share = 0.2
-    """Endpoint mode: held-out share of the env's split (the summary reads the train split only)."""
-    split_seed: Seed = 0
-    """Endpoint mode: seed of the env's split."""
-    endpoint: str | None = None
-    """Base URL of an OpenAI-compatible chat API (e.g. `http://127.0.0.1:8000/v1`)."""
-    model: str | None = None
-    """Endpoint mode: the served model name to ask."""
-    api_key_env: str | None = None
-    """Endpoint mode: environment variable holding the API key (unset: no key, `EMPTY`)."""
-    temperature: Temperature = 0.0
-    """Endpoint mode: sampling temperature."""
-    max_tokens: Count | None = None
-    """Endpoint mode: reply token limit (unset: the server's default)."""
     fallback: str | None = None
     """A pool model id that takes every task the router gives no valid route (marked `fallback`)."""
-    timeout_s: Seconds = 60.0
-    """Endpoint mode: seconds per request before it counts as failed (and is retried)."""
-    max_retries: Retries = 2
-    """Endpoint mode: retries of a failed request (HTTP 408/409/429/5xx, timeout, connection error),
-    with the openai client's exponential backoff; then the route fails (`EndpointError`)."""
-    concurrency: Count = 4
-    """Endpoint mode: requests in flight at once in `route_many`."""
+
+
+class CheckpointSpec(RouterSpecBase):
+    """A saved router: a checkpoint file of any kind in `route.kinds` (GRPO, any-pool, saved baseline,
+    IRT), optionally at an operating point of its cost dial."""
+
+    checkpoint: Path
+    """A checkpoint file: `router-train local`, `router-train local-anypool` (needs `pool`) or
+    `router-train fit`; its kind is read from the file."""
     budget: Budget | None = None
     """Mean cost per task in USD to route at: turned into the router's cost dial on its training tasks
     (the checkpoint's calibration table; the richest point that does not exceed it, or the cheapest point
@@ -86,25 +71,98 @@ class RouterSpec(FrozenModel):
     """The cost dial itself (`evaluate.dial.apply_dial`: argmax of score - dial x mean train cost; 0 = the
     router as trained, higher = cheaper). Not with `budget`, not for an endpoint router."""
 
-    @model_validator(mode="after")
-    def _one_router(self) -> RouterSpec:
-        if (self.checkpoint is None) == (self.endpoint is None):
-            raise ValueError("give exactly one of checkpoint (--checkpoint) and endpoint (--endpoint)")
-        if self.endpoint is not None and not self.model:
-            raise ValueError("endpoint needs model (--model: the served model name)")
-        if self.endpoint is None:
-            endpoint_only = [n for n in ("model", "api_key_env") if getattr(self, n) is not None]
-            if endpoint_only:
-                raise ValueError(f"{', '.join(endpoint_only)}: only with endpoint")
-        self._check_dial()
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _no_endpoint_fields(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            given = [n for n in EndpointSpec.model_fields if n not in cls.model_fields and _set(data, n)]
+            if given:
+                raise ValueError(f"{', '.join(given)}: only with endpoint")
+        return data
 
-    def _check_dial(self) -> None:
+    @model_validator(mode="after")
+    def _one_dial(self) -> CheckpointSpec:
         if self.budget is not None and self.dial is not None:
             raise ValueError("give at most one of budget (--budget) and dial (--dial)")
-        if self.endpoint is not None and (self.budget is not None or self.dial is not None):
-            flag = "budget (--budget)" if self.budget is not None else "dial (--dial)"
-            raise ValueError(
-                f"{flag}: an endpoint (LLM) router gives no per-model log-probabilities to put a cost "
-                "dial on; use a checkpoint"
-            )
+        return self
+
+
+class EndpointSpec(RouterSpecBase):
+    """An LLM router served by an OpenAI-compatible chat API, asked with the env's exact prompts."""
+
+    endpoint: str
+    """Base URL of an OpenAI-compatible chat API (e.g. `http://127.0.0.1:8000/v1`)."""
+    model: str
+    """Endpoint mode: the served model name to ask."""
+    eval_fraction: Share = 0.2
+    """Endpoint mode: held-out share of the env's split (the summary reads the train split only)."""
+    split_seed: Seed = 0
+    """Endpoint mode: seed of the env's split."""
+    api_key_env: str | None = None
+    """Endpoint mode: environment variable holding the API key (unset: no key, `EMPTY`)."""
+    temperature: Temperature = 0.0
+    """Endpoint mode: sampling temperature."""
+    max_tokens: Count | None = None
+    """Endpoint mode: reply token limit (unset: the server's default)."""
+    timeout_s: Seconds = 60.0
+    """Endpoint mode: seconds per request before it counts as failed (and is retried)."""
+    max_retries: Retries = 2
+    """Endpoint mode: retries of a failed request (HTTP 408/409/429/5xx, timeout, connection error),
+    with the openai client's exponential backoff; then the route fails (`EndpointError`)."""
+    concurrency: Count = 4
+    """Endpoint mode: requests in flight at once in `route_many`."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _model_and_no_dial(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            if not data.get("model"):
+                raise ValueError("endpoint needs model (--model: the served model name)")
+            for name, flag in (("budget", "--budget"), ("dial", "--dial")):
+                if _set(data, name):
+                    raise ValueError(
+                        f"{name} ({flag}): an endpoint (LLM) router gives no per-model log-probabilities "
+                        "to put a cost dial on; use a checkpoint"
+                    )
+        return data
+
+
+def _set(data: dict[str, Any], name: str) -> bool:
+    """`name` is given in `data` (a key whose value is None is unset, as an absent flag)."""
+    return data.get(name) is not None
+
+
+def _one_router(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """Validate `value` as the spec of the one router it names: `checkpoint` or `endpoint`, never both.
+
+    The member model validates the input itself (not a tagged union), so an error names the field as
+    `router.dial`, not `router.checkpoint.dial`."""
+    if isinstance(value, CheckpointSpec | EndpointSpec):
+        return value
+    if isinstance(value, dict):
+        checkpoint, endpoint = _set(value, "checkpoint"), _set(value, "endpoint")
+        if checkpoint != endpoint:
+            given = {k: v for k, v in value.items() if v is not None}  # None: unset, as an absent flag
+            return (CheckpointSpec if checkpoint else EndpointSpec).model_validate(given)
+    raise PydanticCustomError("one_router", ONE_ROUTER)
+
+
+ONE_ROUTER = "give exactly one of checkpoint (--checkpoint) and endpoint (--endpoint)"
+"""The error of a spec naming no router or two."""
+
+RouterSpec = Annotated[CheckpointSpec | EndpointSpec, WrapValidator(_one_router)]
+"""A router to load: a checkpoint file or an endpoint. Each field is a `router-train route` flag too
+(help: its docstring); `parse_router_spec` (the flags) and serve's TOML `[router]` table parse into it."""
+
+ROUTER_SPEC_FIELDS: tuple[str, ...] = tuple(
+    dict.fromkeys([*CheckpointSpec.model_fields, *EndpointSpec.model_fields])
+)
+"""Every field of either spec: the `router-train route` flags that fill one."""
+
+_ROUTER_SPEC: TypeAdapter[CheckpointSpec | EndpointSpec] = TypeAdapter(RouterSpec)
+
+
+def parse_router_spec(fields: dict[str, Any]) -> CheckpointSpec | EndpointSpec:
+    """The spec `fields` describe (keys: `ROUTER_SPEC_FIELDS`; None values count as unset); raises
+    pydantic's `ValidationError` for bad input."""
+    return _ROUTER_SPEC.validate_python(fields)

@@ -15,7 +15,7 @@ from router_train.anypool.checkpoint import AnyPoolCheckpoint, TrainedAnyPoolRou
 from router_train.anypool.policy import PoolView
 from router_train.route.kinds.kind import Judged, Loaded, RouterKind
 from router_train.route.router import Router
-from router_train.route.spec import RouteError, RouterSpec
+from router_train.route.spec import CheckpointSpec, RouteError
 from router_train.route.task import RouteTask
 from router_train.scoring.dial import CHECKPOINT_POINTS, DialCalibration, calibrate
 
@@ -45,7 +45,7 @@ class PoolBoundRouter(Router):
         )
 
 
-def load(path: Path, spec: RouterSpec) -> Loaded:
+def load(path: Path, spec: CheckpointSpec) -> Loaded:
     """The checkpoint bound to `spec.pool` (needed), over `spec.candidates` or the table it names."""
     if spec.pool is None:
         raise RouteError(f"{path}: an any-pool checkpoint needs --pool POOL.toml (the models to route among)")

@@ -18,7 +18,7 @@ from router_train.route.baseline_checkpoint import (
 from router_train.route.kinds.kind import Judged, Loaded, RouterKind, check_fixed, refuse_candidates
 from router_train.route.operating_point import training_tasks
 from router_train.route.router import Router
-from router_train.route.spec import RouterSpec
+from router_train.route.spec import CheckpointSpec
 from router_train.route.task import RouteTask
 from router_train.scoring.baseline_scores import in_pool
 from router_train.scoring.dial import DialCalibration
@@ -48,7 +48,7 @@ class BaselineRouter(Router):
         return dial_scores(self.ckpt.fit, x, self.pool, on_train=False)
 
 
-def load(path: Path, spec: RouterSpec) -> Loaded:
+def load(path: Path, spec: CheckpointSpec) -> Loaded:
     """The saved baseline; its dial table is the stored one (v2), else recomputed on its training tasks
     from the training table when at hand (v1). `cheapest-on-train` has no dial."""
     refuse_candidates(spec, path, "baseline")

@@ -16,7 +16,7 @@ from router_train.irt.checkpoint import IrtCheckpoint, ordered_pool, predicted_p
 from router_train.irt.router import FittedIrtRouter, near_tie_scores
 from router_train.route.kinds.kind import Judged, Loaded, RouterKind, check_fixed, refuse_candidates
 from router_train.route.router import Router
-from router_train.route.spec import RouterSpec
+from router_train.route.spec import CheckpointSpec
 from router_train.route.task import RouteTask
 
 
@@ -42,7 +42,7 @@ class IrtRouter(Router):
         return self.scores(tasks)
 
 
-def load(path: Path, spec: RouterSpec) -> Loaded:
+def load(path: Path, spec: CheckpointSpec) -> Loaded:
     """The saved IRT router; its dial table is the stored one."""
     refuse_candidates(spec, path, "irt")
     ckpt = read_irt(path)

@@ -12,7 +12,7 @@ from router_oracle.frozen_model import FrozenModel
 from router_oracle.pool_file import load_pool
 from router_train.route.operating_point import Calibrator
 from router_train.route.router import Router
-from router_train.route.spec import RouteError, RouterSpec
+from router_train.route.spec import CheckpointSpec, RouteError
 
 
 @dataclass
@@ -47,7 +47,7 @@ class RouterKind:
     """Short name (`local`, `local-anypool`, `baseline`): messages and router names say it."""
     checkpoint: type[FrozenModel]
     """The checkpoint file's model; its `kind` field's default is the string the file carries."""
-    load: Callable[[Path, RouterSpec], Loaded]
+    load: Callable[[Path, CheckpointSpec], Loaded]
     """Load the checkpoint at the path for routing as the spec says (pool, table, candidates checks);
     bad input raises a `ValueError` naming the file or flag."""
     judge: Callable[[Path, Sequence[str]], Judged]
@@ -63,13 +63,13 @@ class RouterKind:
         return kind
 
 
-def refuse_candidates(spec: RouterSpec, path: Path, name: str) -> None:
+def refuse_candidates(spec: CheckpointSpec, path: Path, name: str) -> None:
     """A fixed-pool checkpoint reads no candidates table: `--candidates` is a mistake."""
     if spec.candidates is not None:
         raise RouteError(f"--candidates applies to any-pool checkpoints; {path} is a {name} checkpoint")
 
 
-def check_fixed(spec: RouterSpec, path: Path, pool_ids: list[str], table: str, table_sha256: str) -> None:
+def check_fixed(spec: CheckpointSpec, path: Path, pool_ids: list[str], table: str, table_sha256: str) -> None:
     """A fixed-pool checkpoint routes its own pool: a pool or table given must be the one it learned."""
     if spec.pool is not None:
         ids = load_pool(spec.pool).ids

@@ -13,7 +13,7 @@ from router_train.local.policy import RouterPolicy
 from router_train.route.kinds.kind import Judged, Loaded, RouterKind, check_fixed, refuse_candidates
 from router_train.route.operating_point import training_tasks
 from router_train.route.router import Router
-from router_train.route.spec import RouterSpec
+from router_train.route.spec import CheckpointSpec
 from router_train.route.task import RouteTask
 from router_train.scoring.dial import DialCalibration, calibrate_policy
 
@@ -33,7 +33,7 @@ class LocalRouter(Router):
         return self.policy.logits([t.record() for t in tasks])
 
 
-def load(path: Path, spec: RouterSpec) -> Loaded:
+def load(path: Path, spec: CheckpointSpec) -> Loaded:
     """The checkpoint's router; its dial table is the stored one (v3), else recomputed on its training
     tasks from the training table when at hand (v2)."""
     refuse_candidates(spec, path, "local")
