@@ -1,6 +1,7 @@
 """Every registered router kind (`route.kinds.KINDS`) routes, takes a cost dial and is judged by
-`router-train evaluate --checkpoint`: the tests are parametrized over the registry, so a kind added later
-is covered as soon as `CHECKPOINTS` says how to make a small checkpoint of it (a test fails until then)."""
+`router-train evaluate --checkpoint`, and every kind's fitters (`RouterKind.fit`) fit and route held-out
+tasks: the tests are parametrized over the registry, so a kind added later is covered as soon as
+`CHECKPOINTS` says how to make a small checkpoint of it (a test fails until then)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,16 @@ from pydantic import TypeAdapter
 
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
+from router_oracle.table import OracleTable, TaskRecord
 from router_oracle.table_check import load_table
 from router_train.cli import main
 from router_train.evaluate.run import Source, evaluate, read_table
+from router_train.irt.fitter import IrtFitter
+from router_train.local import LocalTrainConfig
+from router_train.local.fitter import LocalFitter
 from router_train.route import CheckpointSpec, RouteTask, load_router
-from router_train.route.kinds import KINDS, Checkpoint, kind_of
+from router_train.route.kinds import KINDS, Checkpoint, FitRequest, RouterKind, fitters_for, kind_of
+from router_train.scoring.baseline_fitter import BaselineFitter
 from router_train.scoring.decisions import EvaluateError
 
 CHECKPOINTS: dict[str, Callable[[pytest.TempPathFactory], Path]] = {
@@ -147,3 +153,47 @@ def test_a_file_of_no_registered_kind_is_one_line_for_route_and_evaluate(tmp_pat
     table, info = read_table(bundled_table_path())
     with pytest.raises(EvaluateError, match=re.escape(f"{path}: cannot load checkpoint: {path}: {expected}")):
         evaluate(table, info, checkpoints=[Source(name="x", path=path)], include_baselines=False)
+
+
+FAST_LOCAL = [("local-fast", LocalTrainConfig(steps=10, tasks_per_step=16, shift_folds=0))]
+"""A local GRPO configuration with few steps: these tests check the fitting, not how well it learns."""
+
+
+def _request(table: OracleTable, tasks: list[TaskRecord], *, wanted: bool) -> FitRequest:
+    return FitRequest(table, tasks, baselines=wanted, local=FAST_LOCAL if wanted else [], irt=wanted)
+
+
+@pytest.mark.parametrize("kind", list(KINDS.values()), ids=lambda k: k.name)
+def test_every_kind_with_fitters_fits_and_routes_held_out_tasks(kind: RouterKind) -> None:
+    table = load_table(bundled_table_path())
+    train, test = select_tasks(table, "train"), select_tasks(table, "eval")
+    if kind.fit.fitters is None:
+        # Only the any-pool kind has no fixed-pool fit: `evaluate-anypool` judges it across pools.
+        assert kind.name == "local-anypool" and kind.fit.command == "router-train local-anypool"
+        return
+    assert kind.fit.command.startswith("router-train ")
+    assert kind.fit.fitters(_request(table, test, wanted=False)) == []
+    fitters = kind.fit.fitters(_request(table, test, wanted=True))
+    assert fitters
+    for fit in fitters:
+        # `fit_scored`: the decisions and the per-model scores the curves dial, of the same rows.
+        decisions, scores = fit.fit_scored(train, test, 0)  # type: ignore[attr-defined]
+        assert decisions and [s.name for s in scores] == [
+            d.name for d in decisions if d.name in {s.name for s in scores}
+        ]
+        for d in decisions:
+            assert set(d.choices) == {t.instance_id for t in test}
+            assert all(len(dist) == 1 and set(dist) <= set(table.pool.ids) for dist in d.choices.values())
+        for sc in scores:
+            assert sorted(sc.model_ids) == sorted(table.pool.ids)
+            assert sc.train.shape == (len(train), 3) and sc.test.shape == (len(test), 3)
+        # Calling the fitter is fitting it: the same routes as `fit_scored`'s.
+        assert [d.choices for d in fit(train, test, 0)] == [d.choices for d in decisions]
+
+
+def test_evaluate_fits_the_reference_kinds_first_then_the_others_in_registry_order() -> None:
+    table = load_table(bundled_table_path())
+    tasks = select_tasks(table, "eval")
+    fitters = fitters_for(_request(table, tasks, wanted=True))
+    assert [type(f) for f in fitters] == [BaselineFitter, LocalFitter, IrtFitter]
+    assert fitters_for(_request(table, tasks, wanted=False)) == []

@@ -1,90 +1,34 @@
 """Routers that learn, fitted once per partition on its train tasks and routing its test tasks.
 
-A fitter is any callable `(train_tasks, test_tasks, seed) -> [Decisions, ...]` returning one
-single-choice decision per test task for each router it fits. The built-in ones are the learned
-baselines (`baselines.fitted_baselines`) and the local GRPO trainer (`LocalFitter`), with its default
-settings or any others. Each partition's fits read that partition's train tasks only: features, idf,
-vocabularies, the cheapest model and every other statistic come from them.
+A fitter is any callable `(train_tasks, test_tasks, seed) -> [Decisions, ...]` (`scoring.fitter.Fitter`)
+returning one single-choice decision per test task for each router it fits. Which ones evaluate fits
+comes from the registry of router kinds (`route.kinds.fitters_for`): the learned baselines
+(`scoring.baseline_fitter.BaselineFitter`), the local GRPO trainer (`local.fitter.LocalFitter`), with its
+default settings or any others, and the IRT router (`irt.fitter.IrtFitter`). Each partition's fits read
+that partition's train tasks only. This module runs them over the partitions (`fit_partitions`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from router_oracle.table import TaskRecord
 from router_train.evaluate.design import Partition
 from router_train.evaluate.dial import RouterScores
 from router_train.evaluate.forked import fork_map
-from router_train.local import LocalTrainConfig
-from router_train.local.lockstep import fit_policies
-from router_train.local.policy import RouterPolicy
-from router_train.local.trainer import fit_policy
-from router_train.scoring import baselines
-from router_train.scoring.baseline_scores import fitted_baselines_scored
+from router_train.local.fitter import LOCAL_ROUTER_NAME, LocalFitter
+from router_train.scoring.baseline_fitter import BaselineFitter
 from router_train.scoring.decisions import UNPARSEABLE, Decisions, EvaluateError, SourceKind, from_labels
+from router_train.scoring.fitter import Fitter
 
-Fitter = Callable[[Sequence[TaskRecord], Sequence[TaskRecord], int], list[Decisions]]
-"""(train tasks, test tasks, seed) -> one Decisions per router it fits, covering every test task."""
-
-LOCAL_ROUTER_NAME = "local-grpo"
-"""Row name of the local GRPO trainer with its default settings."""
-
-
-@dataclass(frozen=True)
-class BaselineFitter:
-    """The learned baselines (cheapest on train, TF-IDF logistic regressions, TF-IDF kNN)."""
-
-    pool: list[str]
-    """Pool model ids."""
-
-    def __call__(self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int) -> list[Decisions]:
-        return baselines.fitted_baselines(train, test, self.pool, seed)
-
-    def fit_scored(
-        self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int
-    ) -> tuple[list[Decisions], list[RouterScores]]:
-        """The same decisions, and the text classifiers' per-model scores (their cost dial)."""
-        return fitted_baselines_scored(train, test, self.pool, seed)
-
-
-@dataclass(frozen=True)
-class LocalFitter:
-    """The local GRPO trainer (`router-train local`) with one configuration, trained per partition."""
-
-    name: str
-    """Row name (`local-grpo` for the defaults)."""
-    config: LocalTrainConfig
-    """Its configuration (table, split and output options are ignored: the partition decides)."""
-    pool: list[str]
-    """Pool model ids."""
-
-    def __call__(self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int) -> list[Decisions]:
-        return self.fit_scored(train, test, seed)[0]
-
-    def fit_scored(
-        self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int
-    ) -> tuple[list[Decisions], list[RouterScores]]:
-        """Its decisions, and the policy's logits on the train and test tasks (its cost dial)."""
-        return self._decide(fit_policy(self.config, train, self.pool).policy, train, test)
-
-    def fit_scored_many(
-        self, folds: Sequence[tuple[Sequence[TaskRecord], Sequence[TaskRecord]]]
-    ) -> list[tuple[list[Decisions], list[RouterScores]]]:
-        """`fit_scored(train, test, seed)` of each (train, test), with the trainings of all folds run in
-        lockstep (`local.lockstep.fit_policies`: the same policies, bitwise)."""
-        policies = fit_policies(self.config, [train for train, _ in folds], self.pool)
-        return [self._decide(p, train, test) for p, (train, test) in zip(policies, folds, strict=True)]
-
-    def _decide(
-        self, policy: RouterPolicy, train: Sequence[TaskRecord], test: Sequence[TaskRecord]
-    ) -> tuple[list[Decisions], list[RouterScores]]:
-        routes = policy.route(list(test))
-        picks: dict[str, list[str | None]] = {t.instance_id: [r] for t, r in zip(test, routes, strict=True)}
-        scores = RouterScores(
-            self.name, list(self.pool), policy.logits(list(train)), policy.logits(list(test))
-        )
-        return [from_labels(self.name, "local", picks)], [scores]
+__all__ = [
+    "LOCAL_ROUTER_NAME",
+    "BaselineFitter",
+    "FittedDecisions",
+    "Fitter",
+    "LocalFitter",
+    "fit_partitions",
+]
 
 
 @dataclass

@@ -13,20 +13,13 @@ from router_frontier_rl.split import SplitName
 from router_oracle.file_hash import sha256_file
 from router_oracle.frontier import frontier_vertices
 from router_oracle.noise import NoiseEstimate, default_measured, estimate_noise
-from router_oracle.results_matrix import load_results_matrix
 from router_oracle.table import OracleTable, TaskRecord
 from router_oracle.table_check import load_table
 from router_train.evaluate import curves
 from router_train.evaluate.curves_plot import render_curves_png
 from router_train.evaluate.design import Partition, fold_partitions, split_partition
 from router_train.evaluate.dial import RouterScores
-from router_train.evaluate.fitted import (
-    LOCAL_ROUTER_NAME,
-    BaselineFitter,
-    Fitter,
-    LocalFitter,
-    fit_partitions,
-)
+from router_train.evaluate.fitted import LOCAL_ROUTER_NAME, Fitter, fit_partitions
 from router_train.evaluate.plot import render_png
 from router_train.evaluate.report import (
     CURVES_PNG,
@@ -40,11 +33,9 @@ from router_train.evaluate.report import (
     render_markdown,
 )
 from router_train.evaluate.traces import read_traces
-from router_train.irt.checkpoint import check_covered
-from router_train.irt.fitter import IrtFitter
 from router_train.local import LocalTrainConfig
 from router_train.report_files import publish_files
-from router_train.route.kinds import kind_of
+from router_train.route.kinds import FitRequest, fitters_for, kind_of
 from router_train.route.task import RouteTask
 from router_train.scoring import baselines
 from router_train.scoring.calibration import held_out_calibration
@@ -395,14 +386,11 @@ def evaluate(
         notes += [note] if note else []
 
     fixed = baselines.fixed_baselines(d.tasks, pool, seed) if include_baselines else []
-    all_fitters: list[Fitter] = [BaselineFitter(pool)] if include_baselines else []
     if local_routers is None:
         local_routers = default_local_routers() if include_baselines else []
-    all_fitters += [LocalFitter(name, cfg, pool) for name, cfg in local_routers]
-    if irt:
-        matrix = load_results_matrix()
-        check_covered(matrix, table.pool, d.tasks)
-        all_fitters.append(IrtFitter(matrix, table.pool))
+    # Which learned routers are fitted, and how: each kind's entry of the registry (`route.kinds`).
+    request = FitRequest(table, d.tasks, include_baselines, list(local_routers), irt)
+    all_fitters: list[Fitter] = fitters_for(request)
     all_fitters += list(fitters)
     # The per-model scores: the curves' (cross-validation), and the predicted probabilities' calibration.
     part_scores: list[list[RouterScores]] | None = [] if d.cv or irt else None

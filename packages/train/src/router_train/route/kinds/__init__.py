@@ -2,9 +2,9 @@
 one of `KINDS`, found by its file's `kind` field (`kind_of`).
 
 Adding a kind: one module here defining its `Router` subclass and a `KIND = RouterKind(...)`
-(checkpoint model, `load`, `judge`, the command that fits it), then its line in `KINDS` and its model in
-`Checkpoint`. `test_train_router_kinds.py` runs every registered kind through route, the dial and
-evaluate.
+(checkpoint model, `load`, `judge`, and `Fit`: the command that fits it and evaluate's fitters of it),
+then its line in `KINDS` and its model in `Checkpoint`. `test_train_router_kinds.py` runs every
+registered kind through route, the dial and evaluate, and every kind's fitters through a fit.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from router_train.irt.checkpoint import IrtCheckpoint
 from router_train.local.checkpoint import LocalCheckpoint
 from router_train.route.baseline_checkpoint import BaselineCheckpoint
 from router_train.route.kinds import anypool, baseline, irt, local
-from router_train.route.kinds.kind import Judged, Loaded, RouterKind
+from router_train.route.kinds.kind import Fit, FitRequest, Judged, Loaded, RouterKind
 from router_train.route.spec import RouteError
+from router_train.scoring.fitter import Fitter
 
 KINDS: dict[str, RouterKind] = {k.kind: k for k in (local.KIND, anypool.KIND, baseline.KIND, irt.KIND)}
 """A checkpoint file's `kind` string -> its kind, in the order messages list them."""
@@ -31,6 +32,14 @@ Checkpoint = Annotated[
     LocalCheckpoint | AnyPoolCheckpoint | BaselineCheckpoint | IrtCheckpoint, Field(discriminator="kind")
 ]
 """Any saved router's file, discriminated on `kind` (one member per entry of `KINDS`)."""
+
+
+def fitters_for(request: FitRequest) -> list[Fitter]:
+    """Every fitter `router-train evaluate` runs for `request`: each kind's (`RouterKind.fit`), the
+    reference kinds' (the learned baselines) first, then the others in registry order; the order of the
+    report's rows."""
+    kinds = sorted(KINDS.values(), key=lambda k: not k.fit.reference)
+    return [f for k in kinds if k.fit.fitters is not None for f in k.fit.fitters(request)]
 
 
 def kind_of(path: Path) -> RouterKind:
@@ -49,4 +58,14 @@ def kind_of(path: Path) -> RouterKind:
     return KINDS[kind]
 
 
-__all__ = ["KINDS", "Checkpoint", "Judged", "Loaded", "RouterKind", "kind_of"]
+__all__ = [
+    "KINDS",
+    "Checkpoint",
+    "Fit",
+    "FitRequest",
+    "Judged",
+    "Loaded",
+    "RouterKind",
+    "fitters_for",
+    "kind_of",
+]

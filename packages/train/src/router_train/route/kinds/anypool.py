@@ -13,7 +13,7 @@ from router_oracle.derive import CandidateIndex
 from router_oracle.pool_file import load_pool
 from router_train.anypool.checkpoint import AnyPoolCheckpoint, TrainedAnyPoolRouter, load_any_pool_router
 from router_train.anypool.policy import PoolView
-from router_train.route.kinds.kind import Judged, Loaded, RouterKind
+from router_train.route.kinds.kind import Fit, Judged, Loaded, RouterKind
 from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec, RouteError
 from router_train.route.task import RouteTask
@@ -70,5 +70,5 @@ KIND = RouterKind(
     checkpoint=AnyPoolCheckpoint,
     load=load,
     judge=judge,
-    fit="router-train local-anypool",
+    fit=Fit("router-train local-anypool"),  # judged across pools by `evaluate-anypool`, not fitted here
 )

@@ -15,13 +15,23 @@ from router_train.route.baseline_checkpoint import (
     dial_scores,
     read_baseline,
 )
-from router_train.route.kinds.kind import Judged, Loaded, RouterKind, check_fixed, refuse_candidates
+from router_train.route.kinds.kind import (
+    Fit,
+    FitRequest,
+    Judged,
+    Loaded,
+    RouterKind,
+    check_fixed,
+    refuse_candidates,
+)
 from router_train.route.operating_point import training_tasks
 from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec
 from router_train.route.task import RouteTask
+from router_train.scoring.baseline_fitter import BaselineFitter
 from router_train.scoring.baseline_scores import in_pool
 from router_train.scoring.dial import DialCalibration
+from router_train.scoring.fitter import Fitter
 from router_train.text_features import tfidf_matrix
 
 
@@ -76,6 +86,15 @@ def judge(path: Path, pool: Sequence[str]) -> Judged:
     return Judged(BaselineRouter(baseline, f"{baseline.name}:{path}"), list(baseline.train_task_ids))
 
 
+def fitters(request: FitRequest) -> list[Fitter]:
+    """Every learned baseline at once, on the table's pool, unless `--no-baselines`."""
+    return [BaselineFitter(request.table.pool.ids)] if request.baselines else []
+
+
 KIND = RouterKind(
-    name="baseline", checkpoint=BaselineCheckpoint, load=load, judge=judge, fit="router-train fit"
+    name="baseline",
+    checkpoint=BaselineCheckpoint,
+    load=load,
+    judge=judge,
+    fit=Fit("router-train fit", fitters, reference=True),
 )

@@ -12,12 +12,29 @@ from pathlib import Path
 
 import numpy as np
 
-from router_train.irt.checkpoint import IrtCheckpoint, ordered_pool, predicted_probabilities, read_irt
+from router_oracle.results_matrix import load_results_matrix
+from router_train.irt.checkpoint import (
+    IrtCheckpoint,
+    check_covered,
+    ordered_pool,
+    predicted_probabilities,
+    read_irt,
+)
+from router_train.irt.fitter import IrtFitter
 from router_train.irt.router import FittedIrtRouter, near_tie_scores
-from router_train.route.kinds.kind import Judged, Loaded, RouterKind, check_fixed, refuse_candidates
+from router_train.route.kinds.kind import (
+    Fit,
+    FitRequest,
+    Judged,
+    Loaded,
+    RouterKind,
+    check_fixed,
+    refuse_candidates,
+)
 from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec
 from router_train.route.task import RouteTask
+from router_train.scoring.fitter import Fitter
 
 
 class IrtRouter(Router):
@@ -56,4 +73,19 @@ def judge(path: Path, pool: Sequence[str]) -> Judged:
     return Judged(IrtRouter(ckpt, f"irt:{path}"), list(ckpt.train_task_ids))
 
 
-KIND = RouterKind(name="irt", checkpoint=IrtCheckpoint, load=load, judge=judge, fit="router-train fit irt")
+def fitters(request: FitRequest) -> list[Fitter]:
+    """With `--irt`: the IRT router on the bundled runs' results, which must cover every routed task."""
+    if not request.irt:
+        return []
+    matrix = load_results_matrix()
+    check_covered(matrix, request.table.pool, request.tasks)
+    return [IrtFitter(matrix, request.table.pool)]
+
+
+KIND = RouterKind(
+    name="irt",
+    checkpoint=IrtCheckpoint,
+    load=load,
+    judge=judge,
+    fit=Fit("router-train fit irt", fitters),
+)

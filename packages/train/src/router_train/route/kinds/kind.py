@@ -1,5 +1,6 @@
-"""What a router kind is: the entry of the registry (`route.kinds.KINDS`) that `route`, `serve` and
-`evaluate --checkpoint` go through, and the checks every fixed-pool kind shares."""
+"""What a router kind is: the entry of the registry (`route.kinds.KINDS`) that `route`, `serve`,
+`evaluate --checkpoint` and evaluate's fitted rows go through, and the checks every fixed-pool kind
+shares."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ from pathlib import Path
 from router_oracle.file_hash import sha256_file
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.pool_file import load_pool
+from router_oracle.table import OracleTable, TaskRecord
+from router_train.local.config import LocalTrainConfig
 from router_train.route.operating_point import Calibrator
 from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec, RouteError
+from router_train.scoring.fitter import Fitter
 
 
 @dataclass
@@ -37,6 +41,38 @@ class Judged:
 
 
 @dataclass(frozen=True)
+class FitRequest:
+    """What `router-train evaluate` asks every kind to fit in each partition (`route.kinds.fitters_for`)."""
+
+    table: OracleTable
+    """The evaluated table: its pool is the fitted routers' pool."""
+    tasks: Sequence[TaskRecord]
+    """Every task the fits will route (a kind that reads other data checks that it covers them)."""
+    baselines: bool
+    """The learned baselines are wanted (off with `--no-baselines`)."""
+    local: Sequence[tuple[str, LocalTrainConfig]]
+    """The local GRPO routers to train, as (row name, configuration): `local-grpo` with the defaults
+    unless `--no-baselines`, then each `--local NAME=OPTIONS`."""
+    irt: bool
+    """The IRT router is wanted (`--irt`: slower, off by default)."""
+
+
+@dataclass(frozen=True)
+class Fit:
+    """How a kind is fitted: the command that writes its checkpoint, and evaluate's fitters of it."""
+
+    command: str
+    """The command that trains or fits it and writes the checkpoint (docs, help)."""
+    fitters: Callable[[FitRequest], list[Fitter]] | None = None
+    """The fitters `router-train evaluate` runs in every partition for the request (each a
+    `scoring.fitter.Fitter`, with `fit_scored` for the cost-dial curves; none where the request does not
+    ask for the kind); None: evaluate does not fit this kind (e.g. `local-anypool`, judged across pools by
+    `evaluate-anypool`)."""
+    reference: bool = False
+    """Its rows are references (the learned baselines): evaluate lists them before the other kinds'."""
+
+
+@dataclass(frozen=True)
 class RouterKind:
     """One kind of saved router: its file format and how to load it for each command.
 
@@ -52,8 +88,8 @@ class RouterKind:
     bad input raises a `ValueError` naming the file or flag."""
     judge: Callable[[Path, Sequence[str]], Judged]
     """Load the checkpoint at the path to be judged on an oracle table whose pool is the given ids."""
-    fit: str
-    """The command that trains or fits it and writes the checkpoint (docs, `route --help`)."""
+    fit: Fit
+    """How it is fitted: its command, and evaluate's fitters of it."""
 
     @property
     def kind(self) -> str:

@@ -9,13 +9,23 @@ from pathlib import Path
 import numpy as np
 
 from router_train.local.checkpoint import LocalCheckpoint, policy_of, read_checkpoint
+from router_train.local.fitter import LocalFitter
 from router_train.local.policy import RouterPolicy
-from router_train.route.kinds.kind import Judged, Loaded, RouterKind, check_fixed, refuse_candidates
+from router_train.route.kinds.kind import (
+    Fit,
+    FitRequest,
+    Judged,
+    Loaded,
+    RouterKind,
+    check_fixed,
+    refuse_candidates,
+)
 from router_train.route.operating_point import training_tasks
 from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec
 from router_train.route.task import RouteTask
 from router_train.scoring.dial import DialCalibration, calibrate_policy
+from router_train.scoring.fitter import Fitter
 
 
 class LocalRouter(Router):
@@ -56,4 +66,15 @@ def judge(path: Path, pool: Sequence[str]) -> Judged:
     return Judged(LocalRouter(policy_of(ckpt), f"local:{path}"), list(ckpt.train_task_ids))
 
 
-KIND = RouterKind(name="local", checkpoint=LocalCheckpoint, load=load, judge=judge, fit="router-train local")
+def fitters(request: FitRequest) -> list[Fitter]:
+    """One GRPO trainer per requested configuration (`local-grpo`, `--local NAME=...`), on the pool."""
+    return [LocalFitter(name, config, request.table.pool.ids) for name, config in request.local]
+
+
+KIND = RouterKind(
+    name="local",
+    checkpoint=LocalCheckpoint,
+    load=load,
+    judge=judge,
+    fit=Fit("router-train local", fitters),
+)

@@ -1,0 +1,30 @@
+"""Evaluate's learned baselines as one fitter (`scoring.fitter.Fitter`): the `baseline` kind's entry of
+`route.kinds` makes it for `router-train evaluate`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from router_oracle.table import TaskRecord
+from router_train.scoring import baselines
+from router_train.scoring.baseline_scores import fitted_baselines_scored
+from router_train.scoring.decisions import Decisions
+from router_train.scoring.dial import RouterScores
+
+
+@dataclass(frozen=True)
+class BaselineFitter:
+    """The learned baselines (cheapest on train, TF-IDF logistic regressions, TF-IDF kNN)."""
+
+    pool: list[str]
+    """Pool model ids."""
+
+    def __call__(self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int) -> list[Decisions]:
+        return baselines.fitted_baselines(train, test, self.pool, seed)
+
+    def fit_scored(
+        self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int
+    ) -> tuple[list[Decisions], list[RouterScores]]:
+        """The same decisions, and the text classifiers' per-model scores (their cost dial)."""
+        return fitted_baselines_scored(train, test, self.pool, seed)
