@@ -46,6 +46,25 @@ def test_a_command_module_registers_its_command_and_runs_it(name: str) -> None:
     assert options is None or all(issubclass(m, BaseModel) for m in options_models(options))
 
 
+WITHOUT_OPTIONS = {"evaluate-anypool"}
+"""Commands whose flags do not fill an `Options` model yet."""
+
+
+@pytest.mark.parametrize("name", sorted(set(COMMANDS) - WITHOUT_OPTIONS))
+def test_a_command_has_an_options_model_with_a_docstring_under_every_field(name: str) -> None:
+    module: ModuleType = importlib.import_module(COMMANDS[name].module)
+    models = options_models(module.Options)
+    assert models and all(issubclass(m, BaseModel) for m in models)
+    undocumented = [
+        f"{m.__name__}.{n}"
+        for m in models
+        if issubclass(m, BaseModel)
+        for n, f in m.model_fields.items()
+        if not f.description
+    ]
+    assert undocumented == []
+
+
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_the_parser_of_one_command_lists_the_others_as_the_full_parser_does(name: str) -> None:
     full = cli.build_parser()

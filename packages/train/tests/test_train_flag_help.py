@@ -14,6 +14,11 @@ from router_oracle.table import OracleRule
 from router_train import cli
 from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig
 from router_train.commands import COMMANDS, options_models
+from router_train.commands import config as config_command
+from router_train.commands import evaluate as evaluate_command
+from router_train.commands import fit as fit_command
+from router_train.commands import launch as launch_command
+from router_train.commands import serve as serve_command
 from router_train.local import FeatureConfig, LocalTrainConfig
 from router_train.route import CheckpointSpec, EndpointSpec
 from router_train.route.baseline_checkpoint import BaselineCheckpoint
@@ -22,7 +27,11 @@ MIRRORS: dict[str, list[type[BaseModel]]] = {
     "local": [LocalTrainConfig, FeatureConfig],
     "local-anypool": [AnyPoolRunConfig, AnyPoolTrainConfig],
     "route": [CheckpointSpec, EndpointSpec],
-    "fit": [BaselineCheckpoint],
+    "fit": [fit_command.Options, BaselineCheckpoint],
+    "config": [config_command.Options],
+    "launch": [launch_command.Options],
+    "evaluate": [evaluate_command.Options],
+    "serve": [serve_command.Options],
     "router-oracle build": [OracleRule],
 }
 """Each command whose flags fill a config, and the configs: a flag whose dest is one of their fields
@@ -36,7 +45,7 @@ def test_a_command_options_model_is_held_to_its_flags() -> None:
         for name, c in COMMANDS.items()
         if (options := getattr(importlib.import_module(c.module), "Options", None)) is not None
     }
-    assert sorted(declared) == ["local", "local-anypool", "route"]
+    assert sorted(declared) == sorted(set(COMMANDS) - {"evaluate-anypool"})
     assert all(set(options_models(options)) <= set(MIRRORS[name]) for name, options in declared.items())
 
 
@@ -68,7 +77,10 @@ def test_mirrored_flag_help_is_the_field_docstring(command: str) -> None:
         default = action.default
         if default is None and not field.is_required():
             default = field.get_default(call_default_factory=True)
-        if default not in (None, []):
+        if isinstance(action, argparse._StoreTrueAction):
+            # A switch is off unless given: its help names no default.
+            assert "(default: " not in (action.help or ""), f"{command} {flag}: a switch shows a default"
+        elif default not in (None, []):
             assert "(default: " in (action.help or ""), f"{command} {flag}: the default is not shown"
     assert mirrored >= 1, f"{command}: no flag mirrors its config"
 

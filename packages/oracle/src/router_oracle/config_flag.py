@@ -61,7 +61,7 @@ def field_flag(p: Any, model: type[BaseModel], name: str, *flags: str, **kwargs:
     the config's own default applies), help `field_help`. A number is checked against the field's own
     type and bounds as it is parsed (`field_option`: the error names the flag), a path by `path_arg`, a
     literal by its choices; `kwargs` add to these or replace them (`action`, `type`, a flag's own
-    `default`)."""
+    `default`). A `store_true` switch's help shows no default (it is off unless given)."""
     kind = _bare(model.model_fields[name].annotation)
     positional = bool(flags) and not flags[0].startswith("-")
     settings: dict[str, Any] = {} if positional else {"dest": name, "default": None}
@@ -74,6 +74,8 @@ def field_flag(p: Any, model: type[BaseModel], name: str, *flags: str, **kwargs:
     if flags and "action" not in kwargs:  # `--table TABLE`, not `--table TABLE_PATH`
         settings["metavar"] = flags[0].lstrip("-").replace("-", "_").upper()
     settings |= kwargs
-    settings.setdefault("help", field_help(model, name, kwargs.get("default", _UNSET)))
+    # A switch (`store_true`) is off unless given: its default says nothing, so help leaves it out.
+    shown = None if kwargs.get("action") == "store_true" else kwargs.get("default", _UNSET)
+    settings.setdefault("help", field_help(model, name, shown))
     action: argparse.Action = p.add_argument(*(flags or (f"--{name.replace('_', '-')}",)), **settings)
     return action

@@ -6,41 +6,59 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from router_oracle.config_flag import field_flag as field_flag
 from router_oracle.config_flag import path_arg as path_arg
+from router_oracle.frozen_model import FrozenModel
 from router_oracle.numeric_option import Count, Seed, Share, option_type
+from router_oracle.validation_message import one_line
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+class TableOptions(FrozenModel):
+    """`--table`, `--eval-fraction`, `--split-seed`: the oracle table and the env's split of it. Unset
+    options stay None, so the default of whatever they are passed to (the env's split) applies."""
+
+    table: Path | None = None
+    """oracle table (default: the env's bundled table)"""
+    eval_fraction: Share | None = None
+    """held-out share of the env's split, in (0, 1) (default 0.2)"""
+    split_seed: Seed | None = None
+    """seed of the env's split, 0-2**32-1 (default 0)"""
+
+
+class OutputOptions(FrozenModel):
+    """`--no-plot` and `-o/--output OUTDIR`: where an evaluation's report goes."""
+
+    no_plot: bool = False
+    """skip the PNG"""
+    output: Path
+    """report directory"""
 
 
 def add_table_arguments(p: argparse.ArgumentParser) -> None:
-    """`--table`, `--eval-fraction`, `--split-seed`: the oracle table and the env's split of it.
-
-    Unset options stay None, so the default of whatever they are passed to (the env's split) applies.
-    """
-    p.add_argument(
-        "--table", type=path_arg, default=None, help="oracle table (default: the env's bundled table)"
-    )
-    p.add_argument(
-        "--eval-fraction",
-        type=option_type(Share),
-        default=None,
-        help="held-out share of the env's split, in (0, 1) (default 0.2)",
-    )
-    p.add_argument(
-        "--split-seed",
-        type=option_type(Seed),
-        default=None,
-        help="seed of the env's split, 0-2**32-1 (default 0)",
-    )
+    """`--table`, `--eval-fraction`, `--split-seed` (`TableOptions`)."""
+    for name in TableOptions.model_fields:
+        field_flag(p, TableOptions, name)
 
 
 def given(args: argparse.Namespace, *names: str) -> dict[str, Any]:
     """The named options that were given (set and not None), as keyword arguments: `given(args,
     *Config.model_fields)` are the fields a command's flags set."""
     return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
+
+
+def options_of(model: type[Model], args: argparse.Namespace) -> Model:
+    """A command's `Options` from its parsed flags (those given; the model's defaults fill the rest). A
+    check of the model fails as one line in its own words (a `ValueError`, exit 2 in `run_cli`)."""
+    try:
+        return model(**given(args, *model.model_fields))
+    except ValidationError as exc:
+        raise ValueError(one_line(exc)) from None
 
 
 def int_list(text: str) -> list[int]:
@@ -58,6 +76,12 @@ def add_fold_seeds(p: argparse.ArgumentParser, text: str) -> None:
     p.add_argument("--fold-seeds", type=int_list, default=None, metavar="S1,S2,...", help=text)
 
 
+def add_output_arguments(p: argparse.ArgumentParser) -> None:
+    """`--no-plot` and `-o/--output OUTDIR` (`OutputOptions`)."""
+    field_flag(p, OutputOptions, "no_plot", action="store_true")
+    field_flag(p, OutputOptions, "output", "-o", "--output", required=True, metavar="OUTDIR")
+
+
 def add_report_arguments(p: argparse.ArgumentParser, jobs_help: str, seed_help: str) -> None:
     """`--seed`, `--jobs`, `--no-plot` and `-o/--output OUTDIR`: how an evaluation runs and where its
     report goes."""
@@ -68,8 +92,7 @@ def add_report_arguments(p: argparse.ArgumentParser, jobs_help: str, seed_help: 
         default=None,
         help=f"{jobs_help} (default: the CPU count, at most 4)",
     )
-    p.add_argument("--no-plot", action="store_true", help="skip the PNG")
-    p.add_argument("-o", "--output", type=path_arg, required=True, metavar="OUTDIR", help="report directory")
+    add_output_arguments(p)
 
 
 def print_report(files: list[Path], terminal: str) -> int:
@@ -81,7 +104,12 @@ def print_report(files: list[Path], terminal: str) -> int:
 
 def jobs_of(args: argparse.Namespace) -> int:
     """`--jobs`, or the CPU count, at most 4."""
-    return int(args.jobs) if args.jobs is not None else min(os.cpu_count() or 1, 4)
+    return default_jobs(args.jobs)
+
+
+def default_jobs(jobs: int | None) -> int:
+    """`jobs`, or when None the CPU count, at most 4."""
+    return int(jobs) if jobs is not None else min(os.cpu_count() or 1, 4)
 
 
 GRPO_FIELDS = ("steps", "tasks_per_step", "samples_per_task", "lr", "weight_decay", "seed", "advantage")

@@ -10,17 +10,22 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
 
 from router_frontier_rl.bundled import bundled_table_path
 from router_oracle.atomic_file import output_directory, refuse_inputs_as_outputs
-from router_oracle.numeric_option import Count, option_type
+from router_oracle.numeric_option import Count, Seed
 from router_train.cli_args import (
-    add_fold_seeds,
-    add_report_arguments,
+    OutputOptions,
+    TableOptions,
+    add_output_arguments,
     add_table_arguments,
-    given,
-    jobs_of,
+    default_jobs,
+    field_flag,
+    int_list,
+    options_of,
     print_report,
 )
 from router_train.commands import summary
@@ -28,6 +33,7 @@ from router_train.evaluate import Source, evaluate, read_table, render_terminal,
 from router_train.evaluate.report import PLOT_PNG
 from router_train.evaluate.run import REPORT_JSON, REPORT_MD, default_local_routers
 from router_train.evaluate.traces import traces_name
+from router_train.local import LocalTrainConfig
 from router_train.local_options import config_from_options
 
 
@@ -46,7 +52,98 @@ def _local(text: str) -> tuple[str, str]:
     return name.strip(), options
 
 
-DEFAULT_FOLD_SEEDS = [0, 1, 2, 3, 4]
+DEFAULT_FOLD_SEEDS = (0, 1, 2, 3, 4)
+"""`--fold-seeds` unset: five complete K-fold passes."""
+
+
+class Options(TableOptions, OutputOptions):
+    """What `router-train evaluate`'s flags fill: the table and its split or folds, the routers to judge,
+    and where the report goes. Options that contradict each other are refused here, before any work."""
+
+    folds: Count | None = None
+    """cross-validate over every task with K folds (K default 5); without it: the env's split"""
+    fold_seeds: list[Seed] = Field(default_factory=lambda: list(DEFAULT_FOLD_SEEDS))
+    """with --folds: one complete K-fold pass per seed"""
+    split: Literal["eval", "train", "all"] | None = None
+    """without --folds: the env split to evaluate on (default eval; train/all are in-sample)"""
+    local: list[tuple[str, str]] = Field(default_factory=list)
+    """also train the local GRPO router with these `router-train local` options in every fold and report
+    it as NAME, e.g. --local 'up-wd3=--upsample --weight-decay 3' (repeatable)"""
+    checkpoint: list[str] = Field(default_factory=list)
+    """checkpoint of any kind `router-train route` reads (`local`; `local-anypool`, on the table's pool;
+    `fit`) to evaluate on tasks it never trained on (repeatable)"""
+    traces: list[str] = Field(default_factory=list)
+    """vf-eval traces.jsonl, scored on the tasks it covers (repeatable; default name: its run dir)"""
+    name: list[str] = Field(default_factory=list)
+    """name of the --traces file in the same position (alternative to NAME=FILE)"""
+    only_covered: bool = False
+    """without --folds: evaluate only the split tasks every --traces file covers (a vf-eval -n N run)"""
+    allow_in_sample: bool = False
+    """score checkpoints/traces on tasks they trained on anyway; their rows are marked in-sample"""
+    no_baselines: bool = False
+    """evaluate only the given routers"""
+    irt: bool = False
+    """also fit the IRT router per fold (row `irt`, on the bundled runs' train-task results; slower) and
+    report its calibration"""
+    seed: Seed = 0
+    """seed of the random baseline, classifiers and bootstrap"""
+    jobs: Count | None = None
+    """processes fitting folds in parallel (default: the CPU count, at most 4)"""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Options:
+        if len(self.name) > len(self.traces):
+            raise ValueError(f"{len(self.name)} --name given for {len(self.traces)} --traces")
+        if self.folds is not None:
+            split_options = [
+                o
+                for o, v in (
+                    ("--split", self.split),
+                    ("--eval-fraction", self.eval_fraction),
+                    ("--split-seed", self.split_seed),
+                    ("--only-covered", self.only_covered or None),
+                )
+                if v is not None
+            ]
+            if split_options:
+                raise ValueError(f"{', '.join(split_options)} select the env's split: not with --folds")
+        elif "fold_seeds" in self.model_fields_set:
+            raise ValueError("--fold-seeds needs --folds")
+        if self.no_baselines and not (self.checkpoint or self.traces or self.local or self.irt):
+            raise ValueError(
+                "--no-baselines leaves nothing to evaluate: give --checkpoint, --traces or --local"
+            )
+        return self
+
+    def checkpoint_sources(self) -> list[Source]:
+        """The `--checkpoint [NAME=]CKPT` routers (default name `ckpt:STEM`)."""
+        sources = []
+        for value in self.checkpoint:
+            name, path = _named(value)
+            sources.append(Source(name=name or f"ckpt:{path.stem}", path=path))
+        return sources
+
+    def traces_sources(self) -> list[Source]:
+        """The `--traces [NAME=]FILE` routers, named by `--name` in the same position, else by NAME=, else
+        by their run dir."""
+        sources = []
+        for i, value in enumerate(self.traces):
+            name, path = _named(value)
+            if i < len(self.name):
+                name = self.name[i]
+            sources.append(Source(name=name or traces_name(path), path=path))
+        return sources
+
+    def local_routers(self) -> list[tuple[str, LocalTrainConfig]]:
+        """The `--local NAME=OPTIONS` routers, each options string read as `router-train local` reads
+        its flags."""
+        local = []
+        for name, options in self.local:
+            try:
+                local.append((name, config_from_options(options)))
+            except ValueError as exc:
+                raise ValueError(f"--local {name}={options}: {exc}") from None
+        return local
 
 
 def register(sub: Any) -> None:
@@ -74,146 +171,60 @@ def register(sub: Any) -> None:
         ),
     )
     add_table_arguments(p)
-    p.add_argument(
-        "--folds",
-        type=option_type(Count),
-        nargs="?",
-        const=5,
-        default=None,
-        metavar="K",
-        help="cross-validate over every task with K folds (K default 5); without it: the env's split",
-    )
-    add_fold_seeds(p, "with --folds: one complete K-fold pass per seed (default 0,1,2,3,4)")
-    p.add_argument(
-        "--split",
-        choices=("eval", "train", "all"),
-        default=None,
-        help="without --folds: the env split to evaluate on (default eval; train/all are in-sample)",
-    )
-    p.add_argument(
-        "--local",
-        type=_local,
-        action="append",
-        default=[],
-        metavar="NAME=OPTIONS",
-        help=(
-            "also train the local GRPO router with these `router-train local` options in every fold and "
-            "report it as NAME, e.g. --local 'up-wd3=--upsample --weight-decay 3' (repeatable)"
-        ),
-    )
-    p.add_argument(
-        "--checkpoint",
-        action="append",
-        default=[],
-        metavar="[NAME=]CKPT",
-        help=(
-            "checkpoint of any kind `router-train route` reads (`local`; `local-anypool`, on the "
-            "table's pool; `fit`) to evaluate on tasks it never trained on (repeatable)"
-        ),
-    )
-    p.add_argument(
-        "--traces",
-        action="append",
-        default=[],
-        metavar="[NAME=]FILE",
-        help="vf-eval traces.jsonl, scored on the tasks it covers (repeatable; default name: its run dir)",
-    )
-    p.add_argument(
-        "--name",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="name of the --traces file in the same position (alternative to NAME=FILE)",
-    )
-    p.add_argument(
-        "--only-covered",
-        action="store_true",
-        help="without --folds: evaluate only the split tasks every --traces file covers (a vf-eval -n N run)",
-    )
-    p.add_argument(
-        "--allow-in-sample",
-        action="store_true",
-        help="score checkpoints/traces on tasks they trained on anyway; their rows are marked in-sample",
-    )
-    p.add_argument("--no-baselines", action="store_true", help="evaluate only the given routers")
-    p.add_argument(
-        "--irt",
-        action="store_true",
-        help="also fit the IRT router per fold (row `irt`, on the bundled runs' train-task results; slower) "
-        "and report its calibration",
-    )
-    add_report_arguments(
-        p, "processes fitting folds in parallel", "seed of the random baseline, classifiers and bootstrap"
-    )
+    field_flag(p, Options, "folds", nargs="?", const=5, metavar="K")
+    field_flag(p, Options, "fold_seeds", type=int_list, metavar="S1,S2,...")
+    field_flag(p, Options, "split")
+    field_flag(p, Options, "local", type=_local, action="append", metavar="NAME=OPTIONS")
+    field_flag(p, Options, "checkpoint", action="append", metavar="[NAME=]CKPT")
+    field_flag(p, Options, "traces", action="append", metavar="[NAME=]FILE")
+    field_flag(p, Options, "name", action="append", metavar="NAME")
+    for name in ("only_covered", "allow_in_sample", "no_baselines", "irt"):
+        field_flag(p, Options, name, action="store_true")
+    field_flag(p, Options, "seed")
+    field_flag(p, Options, "jobs")
+    add_output_arguments(p)
     p.set_defaults(func=run, error_prefix="error: ")  # EvaluateError, TableError, split errors: exit 2
 
 
 def run(args: argparse.Namespace) -> int:
-    output_directory(args.output)  # an unusable -o fails now, before the evaluation runs
+    options = options_of(Options, args)  # contradicting options: one line, exit 2
+    output_directory(options.output)  # an unusable -o fails now, before the evaluation runs
     # ...and so does one whose report files would replace an input
     refuse_inputs_as_outputs(
-        [args.output / name for name in (REPORT_JSON, REPORT_MD, PLOT_PNG)],
+        [options.output / name for name in (REPORT_JSON, REPORT_MD, PLOT_PNG)],
         [
-            ("--table", args.table),
-            *(("--traces", _named(v)[1]) for v in args.traces),
-            *(("--checkpoint", _named(v)[1]) for v in args.checkpoint),
+            ("--table", options.table),
+            *(("--traces", _named(v)[1]) for v in options.traces),
+            *(("--checkpoint", _named(v)[1]) for v in options.checkpoint),
         ],
     )
-    if len(args.name) > len(args.traces):
-        raise ValueError(f"{len(args.name)} --name given for {len(args.traces)} --traces")
-    if args.folds is not None:
-        split_options = [
-            o
-            for o, v in (
-                ("--split", args.split),
-                ("--eval-fraction", args.eval_fraction),
-                ("--split-seed", args.split_seed),
-                ("--only-covered", args.only_covered or None),
-            )
-            if v is not None
-        ]
-        if split_options:
-            raise ValueError(f"{', '.join(split_options)} select the env's split: not with --folds")
-    elif args.fold_seeds is not None:
-        raise ValueError("--fold-seeds needs --folds")
-    checkpoints = []
-    for value in args.checkpoint:
-        name, path = _named(value)
-        checkpoints.append(Source(name=name or f"ckpt:{path.stem}", path=path))
-    traces = []
-    for i, value in enumerate(args.traces):
-        name, path = _named(value)
-        if i < len(args.name):
-            name = args.name[i]
-        traces.append(Source(name=name or traces_name(path), path=path))
-    local = []
-    for name, options in args.local:
-        try:
-            local.append((name, config_from_options(options)))
-        except ValueError as exc:
-            raise ValueError(f"--local {name}={options}: {exc}") from None
-    if args.no_baselines and not (checkpoints or traces or local or args.irt):
-        raise ValueError("--no-baselines leaves nothing to evaluate: give --checkpoint, --traces or --local")
-    table, info = read_table(args.table or bundled_table_path())
+    checkpoints = options.checkpoint_sources()
+    traces = options.traces_sources()
+    local = options.local_routers()
+    table, info = read_table(options.table or bundled_table_path())
+    # Unset split options stay unset, so evaluate's (the env split's) defaults apply.
+    split_fields: dict[str, Any] = {"eval_fraction": options.eval_fraction, "split_seed": options.split_seed}
     report = evaluate(
         table,
         info,
-        folds=args.folds,
-        fold_seeds=args.fold_seeds or DEFAULT_FOLD_SEEDS,
-        split=args.split or "eval",
-        seed=args.seed,
+        folds=options.folds,
+        fold_seeds=options.fold_seeds,
+        split=options.split or "eval",
+        seed=options.seed,
         checkpoints=checkpoints,
         traces=traces,
-        local_routers=local if args.no_baselines else _with_default(local),
-        include_baselines=not args.no_baselines,
-        irt=args.irt,
-        only_covered=args.only_covered,
-        allow_in_sample=args.allow_in_sample,
-        jobs=jobs_of(args),
+        local_routers=local if options.no_baselines else _with_default(local),
+        include_baselines=not options.no_baselines,
+        irt=options.irt,
+        only_covered=options.only_covered,
+        allow_in_sample=options.allow_in_sample,
+        jobs=default_jobs(options.jobs),
         progress=True,
-        **given(args, "eval_fraction", "split_seed"),
+        **{k: v for k, v in split_fields.items() if v is not None},
     )
-    return print_report(write_report(report, args.output, plot=not args.no_plot), render_terminal(report))
+    return print_report(
+        write_report(report, options.output, plot=not options.no_plot), render_terminal(report)
+    )
 
 
 def _with_default(local: list[tuple[str, Any]]) -> list[tuple[str, Any]]:

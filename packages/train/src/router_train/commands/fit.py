@@ -11,31 +11,49 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
 from router_oracle.atomic_file import output_directory, publish_directory, refuse_inputs_as_outputs
 from router_oracle.file_hash import sha256_file
+from router_oracle.frozen_model import FrozenModel
+from router_oracle.numeric_option import Seed, Share
 from router_oracle.table_check import load_table
-from router_train.cli_args import field_flag, path_arg
+from router_train.cli_args import field_flag, options_of
 from router_train.commands import summary
 from router_train.irt.checkpoint import IRT_NAME
 from router_train.irt.fit_command import fit_irt
 from router_train.local.trainer import BUNDLED_TABLE_NAME
-from router_train.route.baseline_checkpoint import (
-    BASELINE_NAMES,
-    BaselineCheckpoint,
-    fit_baseline,
-    save_baseline,
-)
+from router_train.route.baseline_checkpoint import BASELINE_NAMES, fit_baseline, save_baseline
 
 CHECKPOINT_FILE = "checkpoint.json"
 """The file `fit` writes in its output directory (the same name as `router-train local`'s)."""
 
 
-def register(sub: Any) -> None:
+class Options(FrozenModel):
+    """What `router-train fit`'s flags fill: the router to fit, the tasks it is fitted on and where its
+    checkpoint goes. The split fields are also the checkpoint's (`BaselineCheckpoint`, `IrtCheckpoint`)."""
 
+    name: str
+    """Evaluate's row name (`cheapest-on-train`, `tfidf-logreg`, `tfidf-logreg(balanced)`,
+    `tfidf-knn(k=10)`)."""
+    output_dir: Path
+    """directory to write checkpoint.json to"""
+    table: Path | None = None
+    """The oracle table fitted on: its path as given, or `router_frontier_rl/data/oracle_table.json` (the
+    env's bundled table, when none is given)."""
+    split: Literal["all", "train"] = "all"
+    """The tasks it is fitted on: every task of the table, or the env's train split."""
+    eval_fraction: Share = 0.2
+    """With `split` train: the env split's held-out share, in (0, 1)."""
+    split_seed: Seed = 0
+    """With `split` train: the env split's seed (0 to 2**32 - 1)."""
+    seed: Seed = 0
+    """Seed of the classifier (logistic regression's `random_state`), as evaluate's."""
+
+
+def register(sub: Any) -> None:
     p = sub.add_parser(
         "fit",
         help=summary("fit"),
@@ -46,40 +64,41 @@ def register(sub: Any) -> None:
             f"and save it as OUTPUT_DIR/{CHECKPOINT_FILE} for `router-train route`."
         ),
     )
-    field_flag(p, BaselineCheckpoint, "name", "name", choices=(*BASELINE_NAMES, IRT_NAME))
-    p.add_argument("--output-dir", type=path_arg, required=True, help="directory to write checkpoint.json to")
-    field_flag(p, BaselineCheckpoint, "table", type=path_arg)
-    for name, default in (("split", "all"), ("eval_fraction", 0.2), ("split_seed", 0), ("seed", 0)):
-        field_flag(p, BaselineCheckpoint, name, default=default)
+    field_flag(p, Options, "name", "name", choices=(*BASELINE_NAMES, IRT_NAME))
+    field_flag(p, Options, "output_dir", required=True)
+    for name in ("table", "split", "eval_fraction", "split_seed", "seed"):
+        field_flag(p, Options, name)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     # Bad input raises (a ValueError naming the file or option): one line, exit 2, nothing written.
-    output_directory(args.output_dir)  # an unusable output path fails before the fit
+    options = options_of(Options, args)
+    output_directory(options.output_dir)  # an unusable output path fails before the fit
     # `--output-dir` holding the `--table` as its checkpoint.json would replace the table by the fit.
-    refuse_inputs_as_outputs([Path(args.output_dir) / CHECKPOINT_FILE], [("--table", args.table)])
-    path: Path = args.table or bundled_table_path()
+    refuse_inputs_as_outputs([options.output_dir / CHECKPOINT_FILE], [("--table", options.table)])
+    path: Path = options.table or bundled_table_path()
     table = load_table(path)
-    if args.split == "all":
+    if options.split == "all":
         train = list(table.tasks)
     else:
-        train = select_tasks(table, "train", args.eval_fraction, args.split_seed)
-    if args.name == IRT_NAME:
-        return fit_irt(args, path, table.pool, train, CHECKPOINT_FILE)
+        train = select_tasks(table, "train", options.eval_fraction, options.split_seed)
+    if options.name == IRT_NAME:
+        # `fit_irt` reads the fit flags as attributes of a namespace.
+        return fit_irt(argparse.Namespace(**dict(options)), path, table.pool, train, CHECKPOINT_FILE)
     ckpt = fit_baseline(
-        args.name,
+        options.name,
         train,
         table.pool.ids,
-        args.seed,
-        table=str(args.table) if args.table is not None else BUNDLED_TABLE_NAME,
+        options.seed,
+        table=str(options.table) if options.table is not None else BUNDLED_TABLE_NAME,
         table_sha256=sha256_file(path),
-        split=args.split,
-        eval_fraction=args.eval_fraction,
-        split_seed=args.split_seed,
+        split=options.split,
+        eval_fraction=options.eval_fraction,
+        split_seed=options.split_seed,
     )
-    with publish_directory(args.output_dir, owned=[CHECKPOINT_FILE]) as staged:
+    with publish_directory(options.output_dir, owned=[CHECKPOINT_FILE]) as staged:
         save_baseline(ckpt, staged / CHECKPOINT_FILE)
-    print(f"{ckpt.name}: fitted on {len(ckpt.train_task_ids)} tasks of {ckpt.table} ({args.split})")
-    print(f"checkpoint: {Path(args.output_dir) / CHECKPOINT_FILE}")
+    print(f"{ckpt.name}: fitted on {len(ckpt.train_task_ids)} tasks of {ckpt.table} ({options.split})")
+    print(f"checkpoint: {options.output_dir / CHECKPOINT_FILE}")
     return 0

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field, model_validator
 
 from router_oracle.cli_runner import run_cli
-from router_oracle.numeric_option import Count, option_type
-from router_train.cli_args import path_arg
+from router_oracle.frozen_model import FrozenModel
+from router_oracle.numeric_option import Count
+from router_train.cli_args import field_flag, options_of
 from router_train.commands import summary
-from router_train.hosted.errors import BadLaunchInput
 from router_train.hosted.launch import (
     DEFAULT_DIST_DIR,
     DEFAULT_RUNS_DIR,
@@ -19,9 +22,46 @@ from router_train.hosted.launch import (
     launch,
     sources_from_imports,
 )
-from router_train.hosted.presets import PRESET_NAMES, PresetName, presets_help
+from router_train.hosted.presets import PresetName, presets_help
 from router_train.hosted.prime_tool import DEFAULT_TIMEOUT_S
 from router_train.hosted.self_hosted import launch_self_hosted
+
+
+class Options(FrozenModel):
+    """What `router-train launch`'s flags fill: the preset (`hosted.presets.PresetSpec`) or a config
+    file, where the env is staged from, and where it runs (Prime Hosted Training, or prime-rl here)."""
+
+    preset: PresetName
+    """preset to launch"""
+    dry_run: bool = False
+    """print every command and the config, run and write nothing, and exit with the status the launch
+    would (login is not checked)"""
+    config: Path | None = None
+    """launch this config file instead of the shipped preset"""
+    dist_dir: Path = DEFAULT_DIST_DIR
+    """where the env and oracle wheels are"""
+    from_source: bool = False
+    """stage the importable router_frontier_rl/router_oracle sources instead of built wheels"""
+    version: str | None = None
+    """PEP 440 version of the staged package (with --from-source, if not installed)"""
+    stage_dir: Path = DEFAULT_STAGE_DIR
+    """staging directory"""
+    runs_dir: Path = DEFAULT_RUNS_DIR
+    """where launch records go"""
+    timeout: Annotated[float, Field(gt=0)] = DEFAULT_TIMEOUT_S
+    """seconds each `prime` command (with --prime-rl: each uv set-up step; `rl` itself is not bounded)
+    may run before the launch gives up"""
+    prime_rl: Path | None = None
+    """self-hosted: run prime-rl's own `uv run rl @ CONFIG` in this prime-rl checkout instead of Prime
+    Hosted Training (installs the env into its environment with uv)"""
+    nodes: Count | None = None
+    """with --prime-rl: prime-rl's multi-node deployment on N nodes, started with SLURM"""
+
+    @model_validator(mode="after")
+    def _nodes_self_hosted(self) -> Options:
+        if self.nodes is not None and self.prime_rl is None:
+            raise ValueError("--nodes needs --prime-rl DIR (Prime Hosted Training places the run itself)")
+        return self
 
 
 def register(sub: Any) -> None:
@@ -36,49 +76,16 @@ def register(sub: Any) -> None:
         ),
         epilog=EXIT_CODES_HELP,
     )
-    p.add_argument("preset", choices=PRESET_NAMES, help="preset to launch")
-    p.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="print every command and the config, run and write nothing, and exit with the status the "
-        "launch would (login is not checked)",
-    )
-    p.add_argument("--config", type=path_arg, help="launch this config file instead of the shipped preset")
-    p.add_argument(
-        "--dist-dir",
-        type=path_arg,
-        default=DEFAULT_DIST_DIR,
-        help="where the env and oracle wheels are (dist)",
-    )
-    p.add_argument(
-        "--from-source",
-        action="store_true",
-        help="stage the importable router_frontier_rl/router_oracle sources instead of built wheels",
-    )
-    p.add_argument(
-        "--version", help="PEP 440 version of the staged package (with --from-source, if not installed)"
-    )
-    p.add_argument("--stage-dir", type=path_arg, default=DEFAULT_STAGE_DIR, help="staging directory")
-    p.add_argument("--runs-dir", type=path_arg, default=DEFAULT_RUNS_DIR, help="where launch records go")
-    p.add_argument(
-        "--timeout",
-        type=_positive_seconds,
-        default=DEFAULT_TIMEOUT_S,
-        help="seconds each `prime` command (with --prime-rl: each uv set-up step; `rl` itself is not "
-        f"bounded) may run before the launch gives up ({DEFAULT_TIMEOUT_S:g})",
-    )
-    p.add_argument(
-        "--prime-rl",
-        type=path_arg,
-        metavar="DIR",
-        help="self-hosted: run prime-rl's own `uv run rl @ CONFIG` in this prime-rl checkout instead of "
-        "Prime Hosted Training (installs the env into its environment with uv)",
-    )
-    p.add_argument(
-        "--nodes",
-        type=option_type(Count),
-        help="with --prime-rl: prime-rl's multi-node deployment on N nodes, started with SLURM",
-    )
+    field_flag(p, Options, "preset", "preset", metavar=None)
+    field_flag(p, Options, "dry_run", action="store_true")
+    for name in ("config", "dist_dir"):
+        field_flag(p, Options, name)
+    field_flag(p, Options, "from_source", action="store_true")
+    for name in ("version", "stage_dir", "runs_dir"):
+        field_flag(p, Options, name)
+    field_flag(p, Options, "timeout", type=_positive_seconds)
+    field_flag(p, Options, "prime_rl", metavar="DIR")
+    field_flag(p, Options, "nodes")
     p.set_defaults(func=run)
 
 
@@ -109,22 +116,24 @@ def _positive_seconds(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
+    options = options_of(Options, args)  # --nodes without --prime-rl: one line, exit 2
+
     def start() -> object:
-        sources, version = sources_from_imports(args.version) if args.from_source else (None, args.version)
+        sources, version = (
+            sources_from_imports(options.version) if options.from_source else (None, options.version)
+        )
         common: dict[str, Any] = {
-            "dry_run": args.dry_run,
-            "config_path": args.config,
-            "dist_dir": args.dist_dir,
-            "stage_dir": args.stage_dir,
-            "runs_dir": args.runs_dir,
+            "dry_run": options.dry_run,
+            "config_path": options.config,
+            "dist_dir": options.dist_dir,
+            "stage_dir": options.stage_dir,
+            "runs_dir": options.runs_dir,
             "sources": sources,
             "version": version,
-            "timeout": args.timeout,
+            "timeout": options.timeout,
         }
-        if args.prime_rl is not None:
-            return launch_self_hosted(args.preset, args.prime_rl, nodes=args.nodes, **common)
-        if args.nodes is not None:
-            raise BadLaunchInput("--nodes needs --prime-rl DIR (Prime Hosted Training places the run itself)")
-        return launch(args.preset, **common)
+        if options.prime_rl is not None:
+            return launch_self_hosted(options.preset, options.prime_rl, nodes=options.nodes, **common)
+        return launch(options.preset, **common)
 
     return exit_status("launch", start)

@@ -12,18 +12,32 @@ import asyncio
 import logging
 import socket
 import sys
+from pathlib import Path
 from typing import Any
 
 import uvicorn
 
-from router_oracle.numeric_option import Port, option_type
-from router_train.cli_args import path_arg
+from router_oracle.frozen_model import FrozenModel
+from router_oracle.numeric_option import Port
+from router_train.cli_args import field_flag, options_of
 from router_train.commands import summary
 from router_train.route import load_router
 from router_train.serve import build_app, check_serves_pool, read_config
 
 SHUTDOWN_GRACE_S = 5
 """After Ctrl-C, seconds requests in flight may still take before the server stops anyway."""
+
+
+class Options(FrozenModel):
+    """What `router-train serve`'s flags fill: the config file (`serve.config.ServeConfig`, read by
+    `run`) and the address to listen on."""
+
+    config: Path
+    """router and upstreams (docs/serve.md)"""
+    host: str = "127.0.0.1"
+    """address to listen on"""
+    port: Port = 8000
+    """port to listen on, 0-65535"""
 
 
 def register(sub: Any) -> None:
@@ -38,13 +52,9 @@ def register(sub: Any) -> None:
             "Ctrl-C."
         ),
     )
-    p.add_argument(
-        "config", type=path_arg, metavar="CONFIG.toml", help="router and upstreams (docs/serve.md)"
-    )
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument(
-        "--port", type=option_type(Port), default=8000, help="port to listen on, 0-65535 (default 8000)"
-    )
+    field_flag(p, Options, "config", "config", metavar="CONFIG.toml")
+    for name in ("host", "port"):
+        field_flag(p, Options, name)
     p.set_defaults(func=run)
 
 
@@ -75,14 +85,15 @@ def bind(host: str, port: int) -> socket.socket:
 
 def run(args: argparse.Namespace) -> int:
     # Every bad input raises ValueError (ServeConfigError, the route API's RouteError): one line, exit 2.
-    config = read_config(args.config)
+    options = options_of(Options, args)
+    config = read_config(options.config)
     router = load_router(config.router)
-    check_serves_pool(config, list(router.pool), args.config)
-    sock = bind(args.host, args.port)
+    check_serves_pool(config, list(router.pool), options.config)
+    sock = bind(options.host, options.port)
     app = build_app(config, router)
     print(
         f"router-train serve: router {router.name} over {', '.join(router.pool)} on "
-        f"http://{args.host}:{args.port}/v1 (model `router`; decisions in {config.decision_log})",
+        f"http://{options.host}:{options.port}/v1 (model `router`; decisions in {config.decision_log})",
         file=sys.stderr,
     )
     # Ctrl-C lets requests in flight finish for at most SHUTDOWN_GRACE_S (an upstream may take minutes).
