@@ -20,7 +20,7 @@ from router_train.route.baseline_checkpoint import BaselineCheckpoint
 
 MIRRORS: dict[str, list[type[BaseModel]]] = {
     "local": [LocalTrainConfig, FeatureConfig],
-    "local-anypool": [AnyPoolRunConfig, AnyPoolTrainConfig],
+    "local-anypool": [AnyPoolRunConfig, AnyPoolTrainConfig, FeatureConfig],
     "route": [RouterSpec],
     "fit": [BaselineCheckpoint],
     "router-oracle build": [OracleRule],
