@@ -25,7 +25,7 @@ from router_train.route.baseline_checkpoint import BaselineCheckpoint
 
 MIRRORS: dict[str, list[type[BaseModel]]] = {
     "local": [LocalTrainConfig, FeatureConfig],
-    "local-anypool": [AnyPoolRunConfig, AnyPoolTrainConfig],
+    "local-anypool": [AnyPoolRunConfig, AnyPoolTrainConfig, FeatureConfig],
     "route": [CheckpointSpec, EndpointSpec],
     "fit": [fit_command.Options, BaselineCheckpoint],
     "config": [config_command.Options],

@@ -30,6 +30,7 @@ def add_training_arguments(p: argparse.ArgumentParser) -> None:
     field_flag(p, LocalTrainConfig, "shift_folds")
     field_flag(p, LocalTrainConfig, "upsample", action=argparse.BooleanOptionalAction)
     field_flag(p, FeatureConfig, "difficulty", action="store_true")
+    field_flag(p, FeatureConfig, "irt", action="store_true")
     field_flag(p, LocalTrainConfig, "reward", "--reward-weights", type=_weights, metavar="W1,W2,W3,W4,W5")
 
 
@@ -52,8 +53,9 @@ def config_from_options(options: str) -> LocalTrainConfig:
 
 def config_from_args(args: argparse.Namespace) -> LocalTrainConfig:
     fields = given(args, *LocalTrainConfig.model_fields)
-    if args.difficulty:
-        fields["features"] = FeatureConfig(difficulty=True)
+    features = given(args, "difficulty", "irt")
+    if features:
+        fields["features"] = FeatureConfig(**features)
     if args.reward is not None:
         try:
             fields["reward"] = RewardWeights(**dict(zip(REWARD_NAMES, args.reward, strict=True)))

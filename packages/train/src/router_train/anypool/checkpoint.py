@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import model_validator
+from pydantic import SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from router_oracle.derive import CandidateIndex
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
 from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
-from router_train.anypool.model_features import MODEL_FEATURES
-from router_train.anypool.policy import AnyPoolPolicy, PoolView
+from router_train.anypool.irt_inputs import AnyPoolIrtState, task_side
+from router_train.anypool.policy import AnyPoolPolicy, PoolView, model_feature_names
 from router_train.local.checkpoint import check_weights, linear_fields, read_json_model, weight_arrays
 from router_train.local.config import FeatureConfig
 from router_train.local.features import FeatureState
@@ -35,7 +35,8 @@ class AnyPoolCheckpoint(FrozenModel):
     version: Literal[1] = 1
     """Checkpoint format version."""
     model_features: list[str]
-    """Names of the model features, in the order of the weight columns (`model_features.MODEL_FEATURES`)."""
+    """Names of the model features, in the order of the weight columns (`model_features.MODEL_FEATURES`,
+    then `irt_inputs.IRT_MODEL_FEATURES` with the IRT inputs)."""
     features: FeatureConfig
     """How tasks were featurised."""
     feature_state: FeatureState
@@ -58,14 +59,29 @@ class AnyPoolCheckpoint(FrozenModel):
     """Task feature x model feature weights, one row per task feature."""
     bias: list[float]
     """Weight of each model feature independent of the task."""
+    irt: AnyPoolIrtState | None = None
+    """With the IRT inputs (`features.irt`): their IRT fit on the train tasks, which routing a pool needs;
+    absent from the file without them."""
 
     @model_validator(mode="after")
     def _shapes(self) -> AnyPoolCheckpoint:
-        if self.model_features != list(MODEL_FEATURES):
-            raise ValueError(f"model_features must be {list(MODEL_FEATURES)} (this version's columns)")
+        want = list(model_feature_names(self.features))
+        if self.model_features != want:
+            raise ValueError(f"model_features must be {want} (this version's columns for these features)")
+        if self.features.irt != (self.irt is not None):
+            raise ValueError("features.irt needs the IRT fit (`irt`), and only it")
         d = len(self.model_features)
-        check_weights(self.weights, self.bias, self.features, self.feature_state, d, "these features")
+        task_cfg = task_side(self.features)
+        check_weights(self.weights, self.bias, task_cfg, self.feature_state, d, "these features")
         return self
+
+    @model_serializer(mode="wrap")
+    def _without_absent_irt(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A router without IRT inputs is written as before they existed: the same files, byte for byte.
+        data: dict[str, Any] = handler(self)
+        if self.irt is None:
+            data.pop("irt", None)
+        return data
 
 
 def checkpoint_of(
@@ -77,7 +93,7 @@ def checkpoint_of(
     held_out_models: Sequence[str],
 ) -> AnyPoolCheckpoint:
     return AnyPoolCheckpoint(
-        model_features=list(MODEL_FEATURES),
+        model_features=list(policy.model_features),
         train=train,
         candidates=index.label,
         candidates_sha256=index.digest(),
@@ -85,6 +101,7 @@ def checkpoint_of(
         train_models=list(train_models),
         held_out_models=list(held_out_models),
         step=train.steps,
+        irt=policy.irt,
         **linear_fields(policy),
     )
 
@@ -97,7 +114,7 @@ def read_checkpoint(path: str | os.PathLike[str]) -> AnyPoolCheckpoint:
 
 def policy_of(ckpt: AnyPoolCheckpoint) -> AnyPoolPolicy:
     weights, bias = weight_arrays(ckpt.weights, ckpt.bias, len(ckpt.model_features))
-    return AnyPoolPolicy(ckpt.features, ckpt.feature_state, weights, bias)
+    return AnyPoolPolicy(ckpt.features, ckpt.feature_state, weights, bias, ckpt.irt)
 
 
 class TrainedAnyPoolRouter:

@@ -7,7 +7,10 @@ advantages, AdamW, gradient clipping) and the env's own scoring (`score_completi
 1. a bank of `pool_bank` pools is drawn from `model_ids` (`pool_draw.draw_pool`, sizes cycling through
    `pool_sizes`); each pool's capability summary is computed on the train tasks (`any_pool.pool_view`);
 2. each step draws `tasks_per_step` train tasks (epoch by epoch) and gives each a random pool of the bank;
-3. per (task, pool) it samples `samples_per_task` routes, scores them, normalises rewards in the group
+3. with the IRT inputs (`FeatureConfig.irt`), an IRT fit on the train tasks' rows of every run
+   (`irt_inputs.fit_anypool_irt`) adds each pool model's predicted resolve probability on the task to its
+   model features;
+4. per (task, pool) it samples `samples_per_task` routes, scores them, normalises rewards in the group
    and takes one AdamW step on the policy gradient of the bilinear score (`policy.AnyPoolPolicy`).
 
 Nothing is written: the caller gets the policy and the per-step metrics (the lead's cross-validation
@@ -29,8 +32,17 @@ from router_frontier_rl.route_parser import format_route, parse_route
 from router_oracle.derive import CandidateIndex
 from router_oracle.table import Pool, TaskRecord
 from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
+from router_train.anypool.irt_inputs import (
+    AnyPoolIrtState,
+    check_train_tasks,
+    fit_anypool_irt,
+    irt_model_columns,
+    model_probabilities,
+    pool_columns,
+    task_side,
+)
 from router_train.anypool.model_features import MODEL_FEATURES, PoolFeatureCache
-from router_train.anypool.policy import AnyPoolPolicy
+from router_train.anypool.policy import AnyPoolPolicy, model_feature_names
 from router_train.local.features import feature_dim, featurize, fit_features
 from router_train.local.grpo import AdamW, GRPOStep, grpo_step, task_batches
 from router_train.local.grpo_run import GrpoAdapter, run_grpo
@@ -56,6 +68,8 @@ class _BankPool:
     """task id -> (pool size, SCORE_FIELDS + 1): the env's five scores per model, then the weighted reward."""
     routes: list[str | None]
     """Per model, the route the env parses from its completion `format_route(model)` (the model)."""
+    irt_columns: np.ndarray | None = None
+    """With IRT inputs: each pool model's column in `irt_inputs.model_probabilities`."""
 
 
 @dataclass(frozen=True)
@@ -110,19 +124,29 @@ def train_any_pool(
     progress: bool = False,
     on_step: Callable[[StepMetrics], None] | None = None,
     score_cache: ScoreCache | None = None,
+    irt: AnyPoolIrtState | None = None,
 ) -> AnyPoolTrainResult:
     """Train on `train_task_ids` with pools drawn from `model_ids`; capability summaries use the train
     tasks only. Deterministic: the same inputs and `cfg.seed` give the same weights. `cfg` defaults to
     `AnyPoolTrainConfig()`. `score_cache` keeps the env's route scores of each (pool, task) across runs
-    that draw the same bank of pools (the evaluation's folds of one group: `SharedRows.route_scores`)."""
+    that draw the same bank of pools (the evaluation's folds of one group: `SharedRows.route_scores`).
+    With `cfg.features.irt`, `irt` is the IRT inputs' fit on exactly these train tasks, when the caller
+    shares one (the evaluation fits one per task partition for every group); fitted here when None."""
     cfg = cfg or AnyPoolTrainConfig()
     _check(index, train_task_ids, model_ids, cfg)
+    if irt is not None and not cfg.features.irt:
+        raise AnyPoolError("an IRT fit was given, but the features do not ask for IRT inputs")
     weights_5 = tuple(float(getattr(cfg.reward, n)) for n in REWARD_NAMES)
     train_ids = list(train_task_ids)
     tasks = task_records(index, train_ids)
-    state = fit_features(cfg.features, tasks)
-    x_all = featurize(cfg.features, state, tasks)
+    task_cfg = task_side(cfg.features)
+    state = fit_features(task_cfg, tasks)
+    x_all = featurize(task_cfg, state, tasks)
     repos = [t.repo for t in tasks]
+    if cfg.features.irt:
+        irt = irt or fit_anypool_irt(index, train_ids)
+        check_train_tasks(irt, train_ids)
+    irt_p = model_probabilities(irt, tasks) if irt is not None else None
 
     t0 = time.perf_counter()
     bank: list[_BankPool] = []
@@ -132,7 +156,8 @@ def train_any_pool(
         )
         pool, _, summary = pool_view(index, ids, train_ids)
         routes = [parse_route(format_route(m), pool.ids) for m in pool.ids]
-        bank.append(_BankPool(pool, pool.ids, PoolFeatureCache(summary), {}, routes))
+        cols = pool_columns(irt, pool.ids) if irt is not None else None
+        bank.append(_BankPool(pool, pool.ids, PoolFeatureCache(summary), {}, routes, cols))
     bank_seconds = time.perf_counter() - t0
 
     shared: ScoreCache = {} if score_cache is None else score_cache
@@ -152,9 +177,10 @@ def train_any_pool(
             p.scores[task_id] = cached
         return cached
 
-    dim, d = feature_dim(cfg.features, state), len(MODEL_FEATURES)
+    dim, d = feature_dim(task_cfg, state), len(model_feature_names(cfg.features))
+    d_cap = len(MODEL_FEATURES)
     # Zero weights: every pool starts uniform, so the first samples explore every model.
-    policy = AnyPoolPolicy(cfg.features, state, np.zeros((dim, d)), np.zeros(d))
+    policy = AnyPoolPolicy(cfg.features, state, np.zeros((dim, d)), np.zeros(d), irt)
     opt = AdamW((dim, d), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay)
     rng = np.random.default_rng(cfg.seed)
     batches = task_batches(len(train_ids), cfg.tasks_per_step, rng)
@@ -171,7 +197,9 @@ def train_any_pool(
         for r, (ti, pi) in enumerate(zip(idx, picks, strict=True)):
             p = bank[int(pi)]
             k = len(p.ids)
-            m[r, :k] = p.features.matrix(repos[int(ti)])
+            m[r, :k, :d_cap] = p.features.matrix(repos[int(ti)])
+            if irt is not None and irt_p is not None and p.irt_columns is not None:
+                m[r, :k, d_cap:] = irt_model_columns(irt, irt_p[int(ti), p.irt_columns])
             mask[r, :k] = True
             table[r, :k] = scores(p, train_ids[int(ti)])
         u = x.matmul(policy.weights) + policy.bias  # `policy.task_vectors`

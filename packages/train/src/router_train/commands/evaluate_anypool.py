@@ -15,6 +15,7 @@ from router_oracle.atomic_file import refuse_inputs_as_outputs
 from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.derive import CandidateIndex
 from router_oracle.numeric_option import Count, Seed, option_type
+from router_train.anypool import AnyPoolTrainConfig
 from router_train.cli_args import add_fold_seeds, add_report_arguments, jobs_of, print_report
 from router_train.commands import summary
 from router_train.evaluate import read_table
@@ -30,6 +31,7 @@ from router_train.evaluate_anypool import (
 from router_train.evaluate_anypool.design import HeldOutBy, HeldOutDesign
 from router_train.evaluate_anypool.report import PLOT_PNG
 from router_train.evaluate_anypool.run import REPORT_JSON, REPORT_MD
+from router_train.local.config import FeatureConfig
 
 DEFAULT_FOLDS = 5
 DEFAULT_FOLD_SEEDS = [0]
@@ -120,6 +122,19 @@ def register(sub: Any) -> None:
         "the reference table's pool)",
     )
     p.add_argument(
+        "--irt",
+        action="store_true",
+        help="also the IRT router (row `irt`): one fit per fold on its train tasks' results of every "
+        "candidate run (held-out models' included: their cold start), shared by every pool; adds a few "
+        "seconds per fold",
+    )
+    p.add_argument(
+        "--anypool-irt",
+        action="store_true",
+        help="train the any-pool router with IRT inputs (`local-anypool --irt`: each pool model's predicted "
+        "resolve probability as model features; one IRT fit per fold, shared by the groups)",
+    )
+    p.add_argument(
         "--quick",
         action="store_true",
         help="few-step trainers (20 GRPO steps each): a smoke run of the plumbing, not a result",
@@ -153,7 +168,9 @@ def run(args: argparse.Namespace) -> int:
         # The reference table's pool, when its models are candidates (the bundled `default` is).
         ids = table.pool.ids
         named = [NamedPool(name=table.pool.name, ids=ids)] if set(ids) <= set(index.model_ids) else []
-    anypool_cfg, fixed_cfg = quick_configs() if args.quick else (None, None)
+    anypool_cfg, fixed_cfg = quick_configs() if args.quick else (AnyPoolTrainConfig(), None)
+    if args.anypool_irt:
+        anypool_cfg = anypool_cfg.model_copy(update={"features": FeatureConfig(irt=True)})
     report = evaluate_any_pool(
         index,
         table,
@@ -169,6 +186,7 @@ def run(args: argparse.Namespace) -> int:
         anypool_config=anypool_cfg,
         fixed_config=fixed_cfg,
         seed=args.seed,
+        irt=args.irt,
         jobs=jobs_of(args),
         progress=True,
     )

@@ -11,6 +11,7 @@ from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig, format_an
 from router_train.anypool.run import CHECKPOINT_FILE, METRICS_FILE, SUMMARY_FILE
 from router_train.cli_args import add_grpo_arguments, field_flag, given, int_list
 from router_train.commands import summary
+from router_train.local.config import FeatureConfig
 
 
 def _ids(text: str) -> list[str]:
@@ -45,12 +46,16 @@ def register(sub: Any) -> None:
     field_flag(p, AnyPoolTrainConfig, "pool_bank")
     field_flag(p, AnyPoolRunConfig, "output_dir")
     add_grpo_arguments(p, AnyPoolTrainConfig)
+    field_flag(p, FeatureConfig, "irt", action="store_true")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
 
 def config_from_args(args: argparse.Namespace) -> AnyPoolRunConfig:
-    train = AnyPoolTrainConfig(**given(args, *AnyPoolTrainConfig.model_fields))
+    fields = given(args, *AnyPoolTrainConfig.model_fields)
+    if args.irt:
+        fields["features"] = FeatureConfig(irt=True)
+    train = AnyPoolTrainConfig(**fields)
     return AnyPoolRunConfig(**given(args, *AnyPoolRunConfig.model_fields), train=train)
 
 

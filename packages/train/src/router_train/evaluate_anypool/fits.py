@@ -5,6 +5,10 @@ group), one set of fixed-pool routers per (task partition, distinct evaluation p
   from every candidate outside the group; it routes each of the group's evaluation pools on the
   partition's test tasks, seeing each pool through its capability summary on the train tasks
   (`PoolView.build`). It never trains on a test task nor with a held-out model.
+- With the IRT row (`irt_row`): one IRT router per task partition, fitted on the train tasks' rows of
+  every run and shared by every evaluation pool (each routed with its own near-tie tolerance).
+- With the any-pool router's IRT inputs (`FeatureConfig.irt`): one fit of them per task partition
+  (`anypool.irt_inputs.fit_anypool_irt`, train tasks' rows of every run), shared by every group's router.
 - The fixed-pool references are trained on the pool alone, on the same train tasks: the local GRPO
   trainer with its default settings (`evaluate.fitted.LocalFitter`, row `local-grpo`) and the balanced
   TF-IDF logistic regression (`evaluate.baselines.tfidf_logreg`). They know the pool's models by id:
@@ -21,17 +25,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from router_oracle.derive import CandidateIndex
+from router_oracle.results_matrix import matrix_of
 from router_oracle.table import TaskRecord
 from router_train.anypool import AnyPoolTrainConfig, PoolView, train_any_pool
 from router_train.anypool.heldout import ROUTER_NAME as ANYPOOL_NAME
+from router_train.anypool.irt_inputs import AnyPoolIrtState, fit_anypool_irt
 from router_train.anypool.trainer import ScoreCache
 from router_train.evaluate.design import Partition
 from router_train.evaluate.dial import RouterScores
 from router_train.evaluate.fitted import LOCAL_ROUTER_NAME, LocalFitter
 from router_train.evaluate.forked import fork_map
 from router_train.evaluate_anypool.design import EvalPool, HeldOutGroup
+from router_train.evaluate_anypool.irt_row import IrtPoolFit, fit_irt_partition
+from router_train.irt.router import IrtConfig
 from router_train.local import LocalTrainConfig
 from router_train.scoring import baselines
 from router_train.scoring.decisions import Decisions, EvaluateError
@@ -61,6 +70,10 @@ class Routed:
     pool's train and test tasks: its cost dial's curve (`evaluate.curves`)."""
     fixed_scores: dict[tuple[str, ...], dict[int, list[RouterScores]]] = field(default_factory=dict)
     """Pool ids -> partition index -> `local-grpo`'s per-model scores (its curve)."""
+    irt: dict[tuple[str, ...], Picks] = field(default_factory=dict)
+    """Pool ids -> the IRT router's picks (empty without the IRT row)."""
+    irt_scores: dict[tuple[str, ...], dict[int, RouterScores]] = field(default_factory=dict)
+    """Pool ids -> partition index -> the IRT router's per-model scores (its curve)."""
 
 
 class SharedRows(CandidateIndex):
@@ -104,10 +117,12 @@ def fit_all(
     anypool_config: AnyPoolTrainConfig,
     fixed_config: LocalTrainConfig,
     seed: int,
+    irt_config: IrtConfig | None = None,
     jobs: int = 1,
     progress: bool = False,
 ) -> Routed:
-    """Run every fit (`jobs` forked workers) and gather the routes; `pools[g]` are group g's pools.
+    """Run every fit (`jobs` forked workers) and gather the routes; `pools[g]` are group g's pools. With
+    `irt_config`, the IRT row too (its settings searched over that config's grids).
 
     Checks what the report rests on: no partition routes a task it trains on, no any-pool training
     pool holds a held-out model, every router routes every task exactly once per fold seed."""
@@ -123,16 +138,36 @@ def fit_all(
     # docstring. Any-pool units take several times longer: first, so the workers end together. A group
     # without evaluation pools has nothing to route: no router is trained for it.
     units = [("anypool", gi) for gi in range(len(groups)) if pools[gi]]
+    units += [("irt", pi) for pi in range(len(partitions)) if irt_config is not None and distinct]
     units += [("fixed", qi) for qi in range(len(distinct))]
+    matrix = matrix_of(index.candidates, origin=index.label) if irt_config is not None else None
+    irt_inputs: list[AnyPoolIrtState | None] = [None] * len(partitions)
+    if anypool_config.features.irt:
+        # Every run's rows on the train tasks, so one fit per partition serves every group's router.
+        irt_inputs = list(
+            fork_map(
+                lambda pi: fit_anypool_irt(index, _ids(partitions[pi].train)),
+                len(partitions),
+                jobs=jobs,
+                desc="fitting IRT inputs",
+                unit="fit",
+                progress=progress,
+            )
+        )
 
     def anypool_unit(gi: int, shared: SharedRows) -> list[AnyPoolFit]:
         held = set(groups[gi].models)
         models = [m for m in index.model_ids if m not in held]
         out = []
-        for p in partitions:
+        for pi, p in enumerate(partitions):
             train_ids, test_ids = _ids(p.train), _ids(p.test)
             result = train_any_pool(
-                shared, train_ids, models, anypool_config, score_cache=shared.route_scores
+                shared,
+                train_ids,
+                models,
+                anypool_config,
+                score_cache=shared.route_scores,
+                irt=irt_inputs[pi],
             )
             routes, scores = [], []
             for pool in pools[gi]:
@@ -163,21 +198,34 @@ def fit_all(
             for (decisions, local_scores), (train, test) in zip(local, folds, strict=True)
         ]
 
-    def fit_unit(u: int) -> list[AnyPoolFit] | list[FixedFit]:
+    def irt_unit(pi: int, shared: SharedRows) -> list[IrtPoolFit]:
+        assert irt_config is not None and matrix is not None
+        return fit_irt_partition(shared, matrix, partitions[pi], distinct, config=irt_config, seed=seed)
+
+    def fit_unit(u: int) -> list[AnyPoolFit] | list[FixedFit] | list[IrtPoolFit]:
         kind, target = units[u]
-        shared = SharedRows(index)  # rows live as long as the unit: one group's or one pool's
+        shared = SharedRows(index)  # rows live as long as the unit: one group's, one pool's or partition's
+        if kind == "irt":
+            return irt_unit(target, shared)
         return anypool_unit(target, shared) if kind == "anypool" else fixed_unit(target, shared)
 
     per_unit = fork_map(
         fit_unit, len(units), jobs=jobs, desc="fitting routers", unit="fit", progress=progress
     )
-    results: list[tuple[str, int, int, AnyPoolFit | FixedFit]] = []
-    for (kind, target), unit_results in zip(units, per_unit, strict=True):
-        for pi in range(len(partitions)):
-            results.append((kind, pi, target, unit_results[pi]))
-
     repeats = max(p.repeat for p in partitions) + 1
     out = Routed()
+    results: list[tuple[str, int, int, AnyPoolFit | FixedFit]] = []
+    for (kind, target), unit_results in zip(units, per_unit, strict=True):
+        if kind == "irt":  # one partition, every distinct pool
+            p = partitions[target]
+            for qi, (irt_routes, irt_scores) in enumerate(cast(list[IrtPoolFit], unit_results)):
+                out.irt_scores.setdefault(distinct[qi], {})[target] = irt_scores
+                picks = out.irt.setdefault(distinct[qi], [{} for _ in range(repeats)])
+                _put(picks, p.repeat, _ids(p.test), irt_routes, f"irt on pool {list(distinct[qi])}")
+            continue
+        for pi in range(len(partitions)):
+            results.append((kind, pi, target, cast(AnyPoolFit | FixedFit, unit_results[pi])))
+
     for kind, pi, target, result in results:
         p = partitions[pi]
         test_ids = _ids(p.test)

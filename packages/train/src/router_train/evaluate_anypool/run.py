@@ -26,6 +26,7 @@ from router_train.evaluate_anypool.design import (
     evaluation_pools,
 )
 from router_train.evaluate_anypool.fits import ANYPOOL_NAME, FIXED_NAMES, Routed, fit_all
+from router_train.evaluate_anypool.irt_row import IRT_NAME
 from router_train.evaluate_anypool.plot import render_png
 from router_train.evaluate_anypool.pool_average import (
     AverageGap,
@@ -46,6 +47,7 @@ from router_train.evaluate_anypool.report import (
     dumps_report,
     render_markdown,
 )
+from router_train.irt.router import IrtConfig
 from router_train.local import LocalTrainConfig
 from router_train.report_files import publish_files
 from router_train.scoring import baselines
@@ -110,6 +112,8 @@ def evaluate_any_pool(
     anypool_config: AnyPoolTrainConfig | None = None,
     fixed_config: LocalTrainConfig | None = None,
     seed: int = 0,
+    irt: bool = False,
+    irt_config: IrtConfig | None = None,
     jobs: int = 1,
     progress: bool = False,
 ) -> AnyPoolEvalReport:
@@ -120,7 +124,9 @@ def evaluate_any_pool(
     pools (`drawn_pools` seeded pools of `pool_size` holding a group model, plus the named pools holding
     one). Per evaluation pool and partition, the fixed-pool routers are trained on that pool alone. Each
     pool evaluation scores every router on all tasks of the pool's table; the averages over pools carry
-    a bootstrap interval over tasks (`pool_average`)."""
+    a bootstrap interval over tasks (`pool_average`). With `irt`, the IRT router too (row `irt`: one fit
+    per task partition on its train tasks' rows of every run, shared by the pools; `irt_config` its
+    grids, default `IrtConfig()`), with its curve, averages and the any-pool router's difference to it."""
     anypool_config = anypool_config or AnyPoolTrainConfig()
     fixed_config = fixed_config or LocalTrainConfig()
     _check_inputs(index, table, groups, anypool_config)
@@ -142,6 +148,7 @@ def evaluate_any_pool(
         anypool_config=anypool_config,
         fixed_config=fixed_config,
         seed=seed,
+        irt_config=(irt_config or IrtConfig()) if irt else None,
         jobs=jobs,
         progress=progress,
     )
@@ -159,7 +166,7 @@ def evaluate_any_pool(
             groups[gi],
             all_ids,
             routed.anypool[(gi, k)],
-            routed.fixed[tuple(pool.ids)],
+            {**routed.fixed[tuple(pool.ids)], **({IRT_NAME: routed.irt[tuple(pool.ids)]} if irt else {})},
             repeats,
             seed,
         )
@@ -180,18 +187,20 @@ def evaluate_any_pool(
         gaps.append(pg)
         shares.append(result.held_out_pick_share)
         group_of.append(gi)
-    for picks in [*routed.anypool.values(), *(p for f in routed.fixed.values() for p in f.values())]:
+    every = [*routed.anypool.values(), *(p for f in routed.fixed.values() for p in f.values())]
+    for picks in [*every, *routed.irt.values()]:
         if any(set(rep) != set(all_ids) for rep in picks):
             raise EvaluateError("a router did not route every task exactly once per fold seed")
 
-    names = [ANYPOOL_NAME, *FIXED_NAMES, ORACLE_NAME]
+    references = [*FIXED_NAMES, *([IRT_NAME] if irt else [])]
+    names = [ANYPOOL_NAME, *references, ORACLE_NAME]
     evaluations = [r.evaluation for r in results]
 
     def summarise(keep: list[int]) -> tuple[list[AverageGap], list[GapDifference]]:
         sub = [gaps[i] for i in keep]
         return (
             average_gaps(sub, [evaluations[i] for i in keep], [shares[i] for i in keep], names),
-            gap_differences(sub, ANYPOOL_NAME, FIXED_NAMES),
+            gap_differences(sub, ANYPOOL_NAME, references),
         )
 
     averages, differences = summarise(list(range(len(results))))
@@ -210,7 +219,7 @@ def evaluate_any_pool(
                 differences=diff,
             )
         )
-    apgr = apgr_averages(results, [ANYPOOL_NAME, FIXED_NAMES[0]])
+    apgr = apgr_averages(results, [ANYPOOL_NAME, FIXED_NAMES[0], *([IRT_NAME] if irt else [])])
     notes = [
         f"{len(partitions) * len(routed.train_models)} any-pool routers trained "
         f"({len(routed.train_models)} groups x {folds} folds x "
@@ -219,6 +228,12 @@ def evaluate_any_pool(
         f"{len(partitions) * len(routed.fixed)} fits of each fixed-pool router "
         f"({len(routed.fixed)} distinct pools)"
     ]
+    if irt:
+        notes.append(
+            f"{len(partitions)} IRT routers fitted (one per fold, on its train tasks' rows of every run, "
+            "held-out models' included: their cold start), each shared by every pool with its own near-tie "
+            "tolerance"
+        )
     floored = [f"{r.group} {r.pool.name} ({', '.join(r.floored)})" for r in results if r.floored]
     if floored:
         notes.append(
@@ -272,7 +287,11 @@ def pool_curves(
     point's dial chosen on the fit's train tasks), summarised: APGR, CPT50/80, area vs mix."""
     tasks = index.records(index.pool(pool.ids), all_ids)
     anyp, fixed = routed.anypool_scores.get(key, {}), routed.fixed_scores.get(tuple(pool.ids), {})
-    scores = [([anyp[i]] if i in anyp else []) + fixed.get(i, []) for i in range(len(partitions))]
+    irt = routed.irt_scores.get(tuple(pool.ids), {})
+    scores = [
+        ([anyp[i]] if i in anyp else []) + fixed.get(i, []) + ([irt[i]] if i in irt else [])
+        for i in range(len(partitions))
+    ]
     by_name = router_curves(partitions, scores, tasks, pool.ids, seed)
     return {name: c.metrics for name, c in by_name.items()}
 
@@ -315,12 +334,13 @@ def _pool_evaluation(
 ) -> tuple[PoolResult, PoolGaps]:
     """Every router on every task of one pool's table, and its gaps for the averages."""
     tasks = index.records(index.pool(pool.ids), all_ids)
+    learned = [ANYPOOL_NAME, *FIXED_NAMES, *([IRT_NAME] if IRT_NAME in fixed_picks else [])]
     fitted = FittedDecisions(
-        kinds={ANYPOOL_NAME: "local", FIXED_NAMES[0]: "local", FIXED_NAMES[1]: "baseline"},
-        picks={ANYPOOL_NAME: anypool_picks, **{n: fixed_picks[n] for n in FIXED_NAMES}},
+        kinds={n: "baseline" if n == FIXED_NAMES[1] else "local" for n in learned},
+        picks={ANYPOOL_NAME: anypool_picks, **{n: fixed_picks[n] for n in learned[1:]}},
     )
     oracle = baselines.oracle(tasks)
-    routers = {n: (fitted.pooled(n), fitted.by_repeat(n)) for n in (ANYPOOL_NAME, *FIXED_NAMES)}
+    routers = {n: (fitted.pooled(n), fitted.by_repeat(n)) for n in learned}
     routers[ORACLE_NAME] = (oracle, [oracle] * repeats)
     # The part of this pool's oracle lead that rollout noise alone would produce, as `evaluate` shows it.
     noise = estimate_noise(index.table(pool.ids), all_ids)

@@ -56,19 +56,27 @@ class IrtFitter:
             train, self.matrix, self.pool, config=self.config, seed=seed, embeddings=self.embeddings
         )
         self.fits.append(router)
-        routes = router.route(test, self.pool)
-        picks: dict[str, list[str | None]] = {t.instance_id: [r] for t, r in zip(test, routes, strict=True)}
-        train_sorted = sorted(train, key=lambda t: t.instance_id)
-        order = {t.instance_id: i for i, t in enumerate(train_sorted)}
-        train_p = pool_probabilities(router.train_p, router.fit.run_ids, self.pool)
-        train_p = train_p[[order[t.instance_id] for t in train]]
-        test_p = pool_probabilities(router.run_probabilities(test), router.fit.run_ids, self.pool)
-        tol = router.fit.tolerance
-        scores = RouterScores(
-            self.name,
-            list(self.pool.ids),
-            near_tie_scores(train_p, tol),
-            near_tie_scores(test_p, tol),
-            probabilities=test_p,
-        )
-        return [from_labels(self.name, "local", picks)], [scores]
+        return scored_decisions(router, self.pool, train, test, self.name)
+
+
+def scored_decisions(
+    router: FittedIrtRouter, pool: Pool, train: Sequence[TaskRecord], test: Sequence[TaskRecord], name: str
+) -> tuple[list[Decisions], list[RouterScores]]:
+    """A fitted router's decisions on `test` among `pool` (its tolerance) and its dial's scores (see
+    `IrtFitter.fit_scored`); `train` are the tasks it was fitted on, in the partition's order."""
+    routes = router.route(test, pool)
+    picks: dict[str, list[str | None]] = {t.instance_id: [r] for t, r in zip(test, routes, strict=True)}
+    train_sorted = sorted(train, key=lambda t: t.instance_id)
+    order = {t.instance_id: i for i, t in enumerate(train_sorted)}
+    train_p = pool_probabilities(router.train_p, router.fit.run_ids, pool)
+    train_p = train_p[[order[t.instance_id] for t in train]]
+    test_p = pool_probabilities(router.run_probabilities(test), router.fit.run_ids, pool)
+    tol = router.fit.tolerance
+    scores = RouterScores(
+        name,
+        list(pool.ids),
+        near_tie_scores(train_p, tol),
+        near_tie_scores(test_p, tol),
+        probabilities=test_p,
+    )
+    return [from_labels(name, "local", picks)], [scores]

@@ -45,9 +45,11 @@ class FeatureConfig(FrozenModel):
     annotation metadata a deployed router would not have for a new issue."""
     irt: bool = False
     """Add each pool model's predicted resolve probability from the IRT router fitted on the train tasks
-    only (`local.irt_features`: one standardised logit column per pool model, out-of-fold on train tasks).
-    Pool models must be candidates of the bundled candidates table. Off by default: under evaluate's
-    cross-validation it has not been shown to help."""
+    only (out-of-fold on train tasks). `local`: one standardised logit column per pool model
+    (`local.irt_features`; pool models must be candidates of the bundled candidates table).
+    `local-anypool`: per-model feature columns beside the capability entries (`anypool.irt_inputs`; a
+    model never trained with gets its ability from its results on the train tasks). Off by default:
+    under cross-validation it has not been shown to help."""
 
 
 class RewardWeights(FrozenModel):

@@ -59,7 +59,8 @@ def _candidates() -> tuple[ResultsMatrix, CandidateIndex]:
     return load_results_matrix(), CandidateIndex.load()
 
 
-def _logits(p: np.ndarray) -> np.ndarray:
+def predicted_logits(p: np.ndarray) -> np.ndarray:
+    """The logit of predicted probabilities, clipped to [CLIP, 1 - CLIP] first."""
     out: np.ndarray = logit(np.clip(p, CLIP, 1 - CLIP))
     return out
 
@@ -70,7 +71,7 @@ def fit_irt_features(tasks: Sequence[TaskRecord], pool_ids: Sequence[str], seed:
     pool = index.pool(pool_ids)
     router = fit_irt_router(tasks, matrix, pool, config=IRT_FEATURE_CONFIG, seed=seed)
     order = sorted(tasks, key=lambda t: t.instance_id)  # `train_p` rows are in instance-id order
-    z = _logits(pool_probabilities(router.train_p, router.fit.run_ids, pool))
+    z = predicted_logits(pool_probabilities(router.train_p, router.fit.run_ids, pool))
     mean = z.mean(axis=0)
     sd = z.std(axis=0)
     return IrtFeatureState(
@@ -93,6 +94,6 @@ def irt_columns(state: IrtFeatureState, tasks: Sequence[TaskRecord]) -> np.ndarr
     if new:
         router = FittedIrtRouter.from_fit(state.fit)
         p = router.run_probabilities([tasks[i] for i in new])
-        out[new] = _logits(pool_probabilities(p, state.fit.run_ids, state.pool))
+        out[new] = predicted_logits(pool_probabilities(p, state.fit.run_ids, state.pool))
     result: np.ndarray = (out - np.asarray(state.mean)) / np.asarray(state.scale)
     return result
