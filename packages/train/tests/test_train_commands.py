@@ -42,15 +42,10 @@ def test_a_command_module_registers_its_command_and_runs_it(name: str) -> None:
     assert _listing(parser) == {name: COMMANDS[name].summary}
     assert sub.choices[name].get_default("func") is module.run
     assert callable(module.run)
-    options = getattr(module, "Options", None)
-    assert options is None or all(issubclass(m, BaseModel) for m in options_models(options))
+    assert all(issubclass(m, BaseModel) for m in options_models(module.Options))
 
 
-WITHOUT_OPTIONS = {"evaluate-anypool"}
-"""Commands whose flags do not fill an `Options` model yet."""
-
-
-@pytest.mark.parametrize("name", sorted(set(COMMANDS) - WITHOUT_OPTIONS))
+@pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_a_command_has_an_options_model_with_a_docstring_under_every_field(name: str) -> None:
     module: ModuleType = importlib.import_module(COMMANDS[name].module)
     models = options_models(module.Options)

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 from router_oracle.config_flag import field_flag as field_flag
 from router_oracle.config_flag import path_arg as path_arg
 from router_oracle.frozen_model import FrozenModel
-from router_oracle.numeric_option import Count, Seed, Share, option_type
+from router_oracle.numeric_option import Seed, Share, option_type
 from router_oracle.validation_message import one_line
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -71,28 +71,10 @@ def int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers ({exc})") from None
 
 
-def add_fold_seeds(p: argparse.ArgumentParser, text: str) -> None:
-    """An evaluation's `--fold-seeds S1,S2,...` (unset None: the command's default seeds)."""
-    p.add_argument("--fold-seeds", type=int_list, default=None, metavar="S1,S2,...", help=text)
-
-
 def add_output_arguments(p: argparse.ArgumentParser) -> None:
     """`--no-plot` and `-o/--output OUTDIR` (`OutputOptions`)."""
     field_flag(p, OutputOptions, "no_plot", action="store_true")
     field_flag(p, OutputOptions, "output", "-o", "--output", required=True, metavar="OUTDIR")
-
-
-def add_report_arguments(p: argparse.ArgumentParser, jobs_help: str, seed_help: str) -> None:
-    """`--seed`, `--jobs`, `--no-plot` and `-o/--output OUTDIR`: how an evaluation runs and where its
-    report goes."""
-    p.add_argument("--seed", type=option_type(Seed), default=0, help=seed_help)
-    p.add_argument(
-        "--jobs",
-        type=option_type(Count),
-        default=None,
-        help=f"{jobs_help} (default: the CPU count, at most 4)",
-    )
-    add_output_arguments(p)
 
 
 def print_report(files: list[Path], terminal: str) -> int:
@@ -100,11 +82,6 @@ def print_report(files: list[Path], terminal: str) -> int:
     sys.stdout.write(terminal)
     print("wrote " + ", ".join(str(f) for f in files))
     return 0
-
-
-def jobs_of(args: argparse.Namespace) -> int:
-    """`--jobs`, or the CPU count, at most 4."""
-    return default_jobs(args.jobs)
 
 
 def default_jobs(jobs: int | None) -> int:

@@ -8,15 +8,25 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
 
 from router_frontier_rl.bundled import bundled_table_path
 from router_oracle.atomic_file import refuse_inputs_as_outputs
 from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.derive import CandidateIndex
-from router_oracle.numeric_option import Count, Seed, option_type
+from router_oracle.numeric_option import Count, Seed
 from router_train.anypool import AnyPoolTrainConfig
-from router_train.cli_args import add_fold_seeds, add_report_arguments, jobs_of, print_report
+from router_train.cli_args import (
+    OutputOptions,
+    add_output_arguments,
+    default_jobs,
+    field_flag,
+    int_list,
+    options_of,
+    print_report,
+)
 from router_train.commands import summary
 from router_train.evaluate import read_table
 from router_train.evaluate_anypool import (
@@ -33,9 +43,6 @@ from router_train.evaluate_anypool.report import PLOT_PNG
 from router_train.evaluate_anypool.run import REPORT_JSON, REPORT_MD
 from router_train.local.config import FeatureConfig
 
-DEFAULT_FOLDS = 5
-DEFAULT_FOLD_SEEDS = [0]
-
 
 def _ids(text: str) -> list[str]:
     ids = [i.strip() for i in text.split(",") if i.strip()]
@@ -49,6 +56,55 @@ def _named_pool(text: str) -> tuple[str, list[str]]:
     if not sep or not name.strip():
         raise argparse.ArgumentTypeError(f"expected NAME=ID,ID,... got {text!r}")
     return name.strip(), _ids(ids)
+
+
+class Options(OutputOptions):
+    """What `router-train evaluate-anypool`'s flags fill: the candidates and reference table, the folds,
+    the held-out groups, the evaluation pools, the routers and where the report goes. Options that
+    contradict each other are refused here, before any work."""
+
+    candidates: str | None = None
+    """candidates table (default: bundled)"""
+    table: Path | None = None
+    """reference oracle table: its tasks, and its oracle labels stratify the folds (default: the env's
+    bundled table)"""
+    folds: Count = 5
+    """task folds"""
+    fold_seeds: list[Seed] = Field(default_factory=lambda: [0])
+    """one complete K-fold pass per seed; each seed costs a full protocol run"""
+    held_out_by: Literal["provider", "base_model", "model"] | None = None
+    """hold out one family at a time (default provider: every model of one maker)"""
+    groups: list[str] | None = None
+    """with --held-out-by: only these families (e.g. `minimax,googledeepmind`; default: all)"""
+    held_out: list[list[str]] = Field(default_factory=list)
+    """an explicit held-out group of candidate models (repeatable; instead of --held-out-by)"""
+    pools: Count = 3
+    """drawn evaluation pools per group"""
+    pool_size: Count = 3
+    """models per drawn pool"""
+    pool_seed: Seed = 0
+    """seed of the pool draws"""
+    pool: list[tuple[str, list[str]]] = Field(default_factory=list)
+    """a named pool, evaluated in every group holding one of its models (repeatable; default: the
+    reference table's pool)"""
+    irt: bool = False
+    """also the IRT router (row `irt`): one fit per fold on its train tasks' results of every candidate
+    run (held-out models' included: their cold start), shared by every pool; adds a few seconds per fold"""
+    anypool_irt: bool = False
+    """train the any-pool router with IRT inputs (`local-anypool --irt`: each pool model's predicted
+    resolve probability as model features; one IRT fit per fold, shared by the groups)"""
+    quick: bool = False
+    """few-step trainers (20 GRPO steps each): a smoke run of the plumbing, not a result"""
+    seed: Seed = 0
+    """seed of the classifier and the bootstrap"""
+    jobs: Count | None = None
+    """processes running fits in parallel (default: the CPU count, at most 4)"""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Options:
+        if self.held_out and (self.held_out_by or self.groups):
+            raise ValueError("--held-out gives the groups itself: not with --held-out-by or --groups")
+        return self
 
 
 def register(sub: Any) -> None:
@@ -71,105 +127,49 @@ def register(sub: Any) -> None:
             "0 written, 2 bad input."
         ),
     )
-    p.add_argument("--candidates", default=None, metavar="F", help="candidates table (default: bundled)")
-    p.add_argument(
-        "--table",
-        type=Path,
-        default=None,
-        help="reference oracle table: its tasks, and its oracle labels stratify the folds (default: the "
-        "env's bundled table)",
-    )
-    p.add_argument(
-        "--folds", type=option_type(Count), default=DEFAULT_FOLDS, metavar="K", help="task folds (default 5)"
-    )
-    add_fold_seeds(p, "one complete K-fold pass per seed (default 0; each seed costs a full protocol run)")
-    p.add_argument(
-        "--held-out-by",
-        choices=("provider", "base_model", "model"),
-        default=None,
-        help="hold out one family at a time (default provider: every model of one maker)",
-    )
-    p.add_argument(
-        "--groups",
-        type=_ids,
-        default=None,
-        metavar="NAME,NAME",
-        help="with --held-out-by: only these families (e.g. `minimax,googledeepmind`; default: all)",
-    )
-    p.add_argument(
-        "--held-out",
-        type=_ids,
-        action="append",
-        default=[],
-        metavar="ID,ID",
-        help="an explicit held-out group of candidate models (repeatable; instead of --held-out-by)",
-    )
-    for flag, kind, default, metavar, text in (
-        ("--pools", Count, 3, "N", "drawn evaluation pools per group"),
-        ("--pool-size", Count, 3, "N", "models per drawn pool"),
-        ("--pool-seed", Seed, 0, "S", "seed of the pool draws"),
-    ):
-        p.add_argument(
-            flag, type=option_type(kind), default=default, metavar=metavar, help=f"{text} (default {default})"
-        )
-    p.add_argument(
-        "--pool",
-        type=_named_pool,
-        action="append",
-        default=[],
-        metavar="NAME=ID,ID,...",
-        help="a named pool, evaluated in every group holding one of its models (repeatable; default: "
-        "the reference table's pool)",
-    )
-    p.add_argument(
-        "--irt",
-        action="store_true",
-        help="also the IRT router (row `irt`): one fit per fold on its train tasks' results of every "
-        "candidate run (held-out models' included: their cold start), shared by every pool; adds a few "
-        "seconds per fold",
-    )
-    p.add_argument(
-        "--anypool-irt",
-        action="store_true",
-        help="train the any-pool router with IRT inputs (`local-anypool --irt`: each pool model's predicted "
-        "resolve probability as model features; one IRT fit per fold, shared by the groups)",
-    )
-    p.add_argument(
-        "--quick",
-        action="store_true",
-        help="few-step trainers (20 GRPO steps each): a smoke run of the plumbing, not a result",
-    )
-    add_report_arguments(p, "processes running fits in parallel", "seed of the classifier and the bootstrap")
+    field_flag(p, Options, "candidates", metavar="F")
+    field_flag(p, Options, "table")
+    field_flag(p, Options, "folds", metavar="K")
+    field_flag(p, Options, "fold_seeds", type=int_list, metavar="S1,S2,...")
+    field_flag(p, Options, "held_out_by")
+    field_flag(p, Options, "groups", type=_ids, metavar="NAME,NAME")
+    field_flag(p, Options, "held_out", type=_ids, action="append", metavar="ID,ID")
+    field_flag(p, Options, "pools", metavar="N")
+    field_flag(p, Options, "pool_size", metavar="N")
+    field_flag(p, Options, "pool_seed", metavar="S")
+    field_flag(p, Options, "pool", type=_named_pool, action="append", metavar="NAME=ID,ID,...")
+    for name in ("irt", "anypool_irt", "quick"):
+        field_flag(p, Options, name, action="store_true")
+    field_flag(p, Options, "seed")
+    field_flag(p, Options, "jobs")
+    add_output_arguments(p)
     p.set_defaults(func=run, error_prefix="error: ")  # EvaluateError, CandidatesError, AnyPoolError: 2
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.held_out and (args.held_out_by or args.groups):
-        raise ValueError("--held-out gives the groups itself: not with --held-out-by or --groups")
-    if args.groups and not args.held_out_by:
-        args.held_out_by = "provider"
+    options = options_of(Options, args)  # contradicting options: one line, exit 2
     refuse_inputs_as_outputs(
-        [args.output / n for n in (REPORT_JSON, REPORT_MD, PLOT_PNG)],
-        [("--table", args.table), ("--candidates", args.candidates)],
+        [options.output / n for n in (REPORT_JSON, REPORT_MD, PLOT_PNG)],
+        [("--table", options.table), ("--candidates", options.candidates)],
     )
-    index = CandidateIndex.load(args.candidates or BUNDLED_CANDIDATES)
-    table, info = read_table(args.table or bundled_table_path())
+    index = CandidateIndex.load(options.candidates or BUNDLED_CANDIDATES)
+    table, info = read_table(options.table or bundled_table_path())
     by: HeldOutDesign
-    if args.held_out:
-        groups = explicit_groups(index, args.held_out)
+    if options.held_out:
+        groups = explicit_groups(index, options.held_out)
         by = "explicit"
     else:
-        family: HeldOutBy = args.held_out_by or "provider"
-        groups = held_out_groups(index, family, args.groups)
+        family: HeldOutBy = options.held_out_by or "provider"  # also with --groups alone
+        groups = held_out_groups(index, family, options.groups)
         by = family
-    if args.pool:
-        named = [NamedPool(name=n, ids=ids) for n, ids in args.pool]
+    if options.pool:
+        named = [NamedPool(name=n, ids=ids) for n, ids in options.pool]
     else:
         # The reference table's pool, when its models are candidates (the bundled `default` is).
         ids = table.pool.ids
         named = [NamedPool(name=table.pool.name, ids=ids)] if set(ids) <= set(index.model_ids) else []
-    anypool_cfg, fixed_cfg = quick_configs() if args.quick else (AnyPoolTrainConfig(), None)
-    if args.anypool_irt:
+    anypool_cfg, fixed_cfg = quick_configs() if options.quick else (AnyPoolTrainConfig(), None)
+    if options.anypool_irt:
         anypool_cfg = anypool_cfg.model_copy(update={"features": FeatureConfig(irt=True)})
     report = evaluate_any_pool(
         index,
@@ -177,17 +177,19 @@ def run(args: argparse.Namespace) -> int:
         info,
         groups,
         held_out_by=by,
-        drawn_pools=args.pools,
-        pool_size=args.pool_size,
-        pool_seed=args.pool_seed,
+        drawn_pools=options.pools,
+        pool_size=options.pool_size,
+        pool_seed=options.pool_seed,
         named_pools=named,
-        folds=args.folds,
-        fold_seeds=args.fold_seeds or DEFAULT_FOLD_SEEDS,
+        folds=options.folds,
+        fold_seeds=options.fold_seeds,
         anypool_config=anypool_cfg,
         fixed_config=fixed_cfg,
-        seed=args.seed,
-        irt=args.irt,
-        jobs=jobs_of(args),
+        seed=options.seed,
+        irt=options.irt,
+        jobs=default_jobs(options.jobs),
         progress=True,
     )
-    return print_report(write_report(report, args.output, plot=not args.no_plot), render_terminal(report))
+    return print_report(
+        write_report(report, options.output, plot=not options.no_plot), render_terminal(report)
+    )

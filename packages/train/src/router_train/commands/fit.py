@@ -83,15 +83,26 @@ def run(args: argparse.Namespace) -> int:
         train = list(table.tasks)
     else:
         train = select_tasks(table, "train", options.eval_fraction, options.split_seed)
+    # The checkpoint names the table as given, or the env's bundled one.
+    table_name = str(options.table) if options.table is not None else BUNDLED_TABLE_NAME
     if options.name == IRT_NAME:
-        # `fit_irt` reads the fit flags as attributes of a namespace.
-        return fit_irt(argparse.Namespace(**dict(options)), path, table.pool, train, CHECKPOINT_FILE)
+        return fit_irt(
+            train,
+            table.pool,
+            options.seed,
+            table=table_name,
+            table_sha256=sha256_file(path),
+            split=options.split,
+            eval_fraction=options.eval_fraction,
+            split_seed=options.split_seed,
+            checkpoint=options.output_dir / CHECKPOINT_FILE,
+        )
     ckpt = fit_baseline(
         options.name,
         train,
         table.pool.ids,
         options.seed,
-        table=str(options.table) if options.table is not None else BUNDLED_TABLE_NAME,
+        table=table_name,
         table_sha256=sha256_file(path),
         split=options.split,
         eval_fraction=options.eval_fraction,
