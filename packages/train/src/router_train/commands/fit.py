@@ -83,15 +83,16 @@ def run(args: argparse.Namespace) -> int:
         train = list(table.tasks)
     else:
         train = select_tasks(table, "train", options.eval_fraction, options.split_seed)
-    # The checkpoint names the table as given, or the env's bundled one.
+    # The checkpoint names the table as given, or the env's bundled one, and its hash.
     table_name = str(options.table) if options.table is not None else BUNDLED_TABLE_NAME
+    table_sha256 = sha256_file(path)
     if options.name == IRT_NAME:
         return fit_irt(
             train,
             table.pool,
             options.seed,
             table=table_name,
-            table_sha256=sha256_file(path),
+            table_sha256=table_sha256,
             split=options.split,
             eval_fraction=options.eval_fraction,
             split_seed=options.split_seed,
@@ -103,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         table.pool.ids,
         options.seed,
         table=table_name,
-        table_sha256=sha256_file(path),
+        table_sha256=table_sha256,
         split=options.split,
         eval_fraction=options.eval_fraction,
         split_seed=options.split_seed,
