@@ -20,7 +20,8 @@ from router_oracle.candidates import CandidatesError, write_candidates
 from router_oracle.derive import CandidateIndex
 from router_oracle.frontier import ModelPoint
 from router_oracle.table import OracleTable, TaskRecord, write_table
-from router_train.anypool import AnyPoolTrainConfig
+from router_train.anypool import AnyPoolTrainConfig, train_any_pool
+from router_train.anypool.irt_inputs import fit_anypool_irt
 from router_train.cli import main
 from router_train.evaluate.report import TableInfo
 from router_train.evaluate_anypool import (
@@ -35,6 +36,9 @@ from router_train.evaluate_anypool import (
 from router_train.evaluate_anypool.pool_average import PoolGaps, gap_differences
 from router_train.evaluate_anypool.report import AnyPoolEvalReport
 from router_train.local import LocalTrainConfig
+from router_train.local.fitter import LocalFitter
+from router_train.route.kinds import AnyPoolTraining
+from router_train.scoring import baselines
 from router_train.scoring.decisions import Decisions, EvaluateError, from_labels
 from router_train.scoring.metrics import (
     compute_metrics,
@@ -149,7 +153,7 @@ def test_no_task_routed_by_a_router_trained_on_it_and_no_held_out_model_in_train
     index: CandidateIndex, reference: tuple[OracleTable, TableInfo], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     anypool_calls: list[dict[str, object]] = []
-    real_train = fits.train_any_pool
+    real_train = train_any_pool
     real_build = fits.PoolView.build
 
     def spy_train(index, train_ids, model_ids, cfg, **kw):  # type: ignore[no-untyped-def]
@@ -175,21 +179,24 @@ def test_no_task_routed_by_a_router_trained_on_it_and_no_held_out_model_in_train
         return real_build(index, model_ids, train_ids)
 
     fixed_calls: list[tuple[set[str], set[str], str]] = []
-    real_fixed = fits.LocalFitter.__call__
-    real_logreg = fits.baselines.tfidf_logreg
+    real_fixed = LocalFitter.fit_scored_many
+    real_logreg = baselines.tfidf_logreg
 
-    def spy_fixed(self, train, test, seed):  # type: ignore[no-untyped-def]
-        fixed_calls.append(({t.instance_id for t in train}, {t.instance_id for t in test}, "grpo"))
-        return real_fixed(self, train, test, seed)
+    def spy_fixed(self, folds):  # type: ignore[no-untyped-def]
+        for train, test in folds:
+            fixed_calls.append(({t.instance_id for t in train}, {t.instance_id for t in test}, "grpo"))
+        return real_fixed(self, folds)
 
     def spy_logreg(train, test, seed, **kw):  # type: ignore[no-untyped-def]
         fixed_calls.append(({t.instance_id for t in train}, {t.instance_id for t in test}, "logreg"))
         return real_logreg(train, test, seed, **kw)
 
-    monkeypatch.setattr(fits, "train_any_pool", spy_train)
+    # The trainers evaluate-anypool takes from the registry of router kinds.
+    spy = AnyPoolTraining(spy_train, fit_anypool_irt)  # type: ignore[arg-type]  # an untyped spy
+    monkeypatch.setattr(fits, "anypool_training", lambda: spy)
     monkeypatch.setattr(fits.PoolView, "build", staticmethod(spy_build))
-    monkeypatch.setattr(fits.LocalFitter, "__call__", spy_fixed)
-    monkeypatch.setattr(fits.baselines, "tfidf_logreg", spy_logreg)
+    monkeypatch.setattr(LocalFitter, "fit_scored_many", spy_fixed)
+    monkeypatch.setattr(baselines, "tfidf_logreg", spy_logreg)
 
     # One drawn pool per group (+ the reference pool): the guarantees are per fit and per pool, and a
     # second drawn pool per group adds only fits.
@@ -211,7 +218,8 @@ def test_no_task_routed_by_a_router_trained_on_it_and_no_held_out_model_in_train
         views = call["views"]
         assert isinstance(views, list) and views and all(v == train for v in views)  # train tasks only
     assert trained_without == dict.fromkeys(groups, 6)
-    assert fixed_calls and all(not train & test for train, test, _ in fixed_calls)
+    assert {what for _, _, what in fixed_calls} == {"grpo", "logreg"}
+    assert all(not train & test for train, test, _ in fixed_calls)
     # every router routed every task exactly once per fold seed, in every pool
     for p in report.pools:
         for r in p.evaluation.routers:
@@ -238,7 +246,11 @@ class _Fit:
 def test_a_router_equal_to_one_single_model_has_gap_zero(
     index: CandidateIndex, reference: tuple[OracleTable, TableInfo], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(fits, "train_any_pool", lambda index, train, models, cfg, **_: _Fit(models))
+    def stand_in(index, train, models, cfg, **_):  # type: ignore[no-untyped-def]
+        return _Fit(models)
+
+    cheapest = AnyPoolTraining(stand_in, fit_anypool_irt)  # type: ignore[arg-type]  # not a trained router
+    monkeypatch.setattr(fits, "anypool_training", lambda: cheapest)
     report = run(index, reference)
     assert len(report.pools) == 3 * 2 + 3  # drawn per group + the reference pool in every group
     for p in report.pools:

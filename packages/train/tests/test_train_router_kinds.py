@@ -18,14 +18,26 @@ from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
 from router_oracle.table import OracleTable, TaskRecord
 from router_oracle.table_check import load_table
+from router_train.anypool import train_any_pool
 from router_train.cli import main
 from router_train.evaluate.run import Source, evaluate, read_table
+from router_train.evaluate_anypool.fits import FIXED_NAMES
 from router_train.irt.fitter import IrtFitter
 from router_train.local import LocalTrainConfig
 from router_train.local.fitter import LocalFitter
 from router_train.route import CheckpointSpec, RouteTask, load_router
-from router_train.route.kinds import KINDS, Checkpoint, FitRequest, RouterKind, fitters_for, kind_of
-from router_train.scoring.baseline_fitter import BaselineFitter
+from router_train.route.kinds import (
+    KINDS,
+    Checkpoint,
+    FitRequest,
+    ReferenceRequest,
+    RouterKind,
+    anypool_training,
+    fitters_for,
+    kind_of,
+    references_for,
+)
+from router_train.scoring.baseline_fitter import BalancedLogregFitter, BaselineFitter
 from router_train.scoring.decisions import EvaluateError
 
 CHECKPOINTS: dict[str, Callable[[pytest.TempPathFactory], Path]] = {
@@ -197,3 +209,22 @@ def test_evaluate_fits_the_reference_kinds_first_then_the_others_in_registry_ord
     fitters = fitters_for(_request(table, tasks, wanted=True))
     assert [type(f) for f in fitters] == [BaselineFitter, LocalFitter, IrtFitter]
     assert fitters_for(_request(table, tasks, wanted=False)) == []
+
+
+def test_evaluate_anypool_takes_its_references_and_any_pool_trainer_from_the_registry() -> None:
+    table = load_table(bundled_table_path())
+    train, test = select_tasks(table, "train"), select_tasks(table, "eval")
+    references = references_for(ReferenceRequest(table.pool.ids, FAST_LOCAL[0][1]))
+    assert [type(f) for f in references] == [LocalFitter, BalancedLogregFitter]
+    decisions = [d for f in references for d in f(train, test, 0)]
+    # The rows evaluate-anypool reports, in its order.
+    assert tuple(d.name for d in decisions) == FIXED_NAMES
+    for d in decisions:
+        assert set(d.choices) == {t.instance_id for t in test}
+        assert all(len(dist) == 1 and set(dist) <= set(table.pool.ids) for dist in d.choices.values())
+    # The balanced classifier routes as evaluate's row of the same name.
+    (evaluate_row,) = [d for d in BaselineFitter(table.pool.ids)(train, test, 0) if d.name == FIXED_NAMES[1]]
+    assert decisions[1].choices == evaluate_row.choices
+    # The any-pool router is the one kind that routes any pool: its trainer trains it.
+    assert [k.name for k in KINDS.values() if k.fit.anypool is not None] == ["local-anypool"]
+    assert anypool_training().train is train_any_pool

@@ -9,10 +9,12 @@ group), one set of fixed-pool routers per (task partition, distinct evaluation p
   every run and shared by every evaluation pool (each routed with its own near-tie tolerance).
 - With the any-pool router's IRT inputs (`FeatureConfig.irt`): one fit of them per task partition
   (`anypool.irt_inputs.fit_anypool_irt`, train tasks' rows of every run), shared by every group's router.
-- The fixed-pool references are trained on the pool alone, on the same train tasks: the local GRPO
-  trainer with its default settings (`evaluate.fitted.LocalFitter`, row `local-grpo`) and the balanced
-  TF-IDF logistic regression (`evaluate.baselines.tfidf_logreg`). They know the pool's models by id:
-  they are what retraining for that pool buys.
+- The fixed-pool references are trained on the pool alone, on the same train tasks: the registry's
+  (`route.kinds.references_for`): the local GRPO trainer with its default settings (`local` kind,
+  `local.fitter.LocalFitter`, row `local-grpo`) and the balanced TF-IDF logistic regression (`baseline`
+  kind, `scoring.baseline_fitter.BalancedLogregFitter`). They know the pool's models by id: they are what
+  retraining for that pool buys. The any-pool router's trainer is the `local-anypool` kind's
+  (`route.kinds.anypool_training`).
 
 Work is shared where the results cannot differ: a fit unit is one held-out group (its any-pool routers
 of every partition) or one distinct pool (its fixed-pool routers of every partition), and each unit reads
@@ -30,26 +32,27 @@ from typing import cast
 from router_oracle.derive import CandidateIndex
 from router_oracle.results_matrix import matrix_of
 from router_oracle.table import TaskRecord
-from router_train.anypool import AnyPoolTrainConfig, PoolView, train_any_pool
+from router_train.anypool import AnyPoolTrainConfig, PoolView
 from router_train.anypool.heldout import ROUTER_NAME as ANYPOOL_NAME
-from router_train.anypool.irt_inputs import AnyPoolIrtState, fit_anypool_irt
+from router_train.anypool.irt_inputs import AnyPoolIrtState
 from router_train.anypool.trainer import ScoreCache
 from router_train.evaluate.design import Partition
 from router_train.evaluate.dial import RouterScores
-from router_train.evaluate.fitted import LOCAL_ROUTER_NAME, LocalFitter
 from router_train.evaluate.forked import fork_map
 from router_train.evaluate_anypool.design import EvalPool, HeldOutGroup
 from router_train.evaluate_anypool.irt_row import IrtPoolFit, fit_irt_partition
 from router_train.irt.router import IrtConfig
 from router_train.local import LocalTrainConfig
-from router_train.scoring import baselines
+from router_train.local.fitter import LOCAL_ROUTER_NAME
+from router_train.route.kinds import ReferenceRequest, anypool_training, references_for
 from router_train.scoring.decisions import Decisions, EvaluateError
 
 LOGREG_NAME = "tfidf-logreg(balanced)"
 """Row name of the fixed-pool TF-IDF baseline (as `baselines.tfidf_logreg(balanced=True)` names it)."""
 
 FIXED_NAMES = (LOCAL_ROUTER_NAME, LOGREG_NAME)
-"""The fixed-pool reference routers, in report order."""
+"""The fixed-pool reference routers' rows, in report order: the registry's references
+(`route.kinds.references_for`), which `fit_all` checks give exactly these."""
 
 Picks = list[dict[str, str]]
 """Per repeat (fold seed): task id -> the model a router routed it to."""
@@ -94,7 +97,8 @@ AnyPoolFit = tuple[list[str], list[list[str]], list[RouterScores]]
 """One any-pool fit: the models it trained with, its routes on each evaluation pool of its group, and its
 per-model scores there (its cost dial)."""
 FixedFit = tuple[list[Decisions], list[RouterScores]]
-"""One fixed-pool fit: `local-grpo`'s and the balanced classifier's decisions, and `local-grpo`'s scores."""
+"""One partition's fixed-pool fits on one pool: every reference's decisions (`local-grpo`'s and the
+balanced classifier's), and the scores of those that give them (`local-grpo`'s)."""
 
 
 def _ids(tasks: Sequence[TaskRecord]) -> list[str]:
@@ -141,12 +145,13 @@ def fit_all(
     units += [("irt", pi) for pi in range(len(partitions)) if irt_config is not None and distinct]
     units += [("fixed", qi) for qi in range(len(distinct))]
     matrix = matrix_of(index.candidates, origin=index.label) if irt_config is not None else None
+    training = anypool_training()
     irt_inputs: list[AnyPoolIrtState | None] = [None] * len(partitions)
     if anypool_config.features.irt:
         # Every run's rows on the train tasks, so one fit per partition serves every group's router.
         irt_inputs = list(
             fork_map(
-                lambda pi: fit_anypool_irt(index, _ids(partitions[pi].train)),
+                lambda pi: training.irt_inputs(index, _ids(partitions[pi].train)),
                 len(partitions),
                 jobs=jobs,
                 desc="fitting IRT inputs",
@@ -161,7 +166,7 @@ def fit_all(
         out = []
         for pi, p in enumerate(partitions):
             train_ids, test_ids = _ids(p.train), _ids(p.test)
-            result = train_any_pool(
+            result = training.train(
                 shared,
                 train_ids,
                 models,
@@ -191,12 +196,19 @@ def fit_all(
             (shared.records(pool_model, _ids(p.train)), shared.records(pool_model, _ids(p.test)))
             for p in partitions
         ]
-        # Every partition's `local-grpo` trainings in lockstep: the policies `fit_scored` gives, bitwise.
-        local = LocalFitter(LOCAL_ROUTER_NAME, fixed_config, ids).fit_scored_many(folds)
-        return [
-            ([*decisions, baselines.tfidf_logreg(train, test, seed, balanced=True)], local_scores)
-            for (decisions, local_scores), (train, test) in zip(local, folds, strict=True)
-        ]
+        out: list[FixedFit] = [([], []) for _ in folds]
+        for fitter in references_for(ReferenceRequest(ids, fixed_config)):
+            many = getattr(fitter, "fit_scored_many", None)
+            if many is not None:
+                # Every partition's trainings in lockstep (`local-grpo`: the policies `fit_scored` gives,
+                # bitwise), with its scores: its curve.
+                for (decisions, scores), (fold_decisions, fold_scores) in zip(many(folds), out, strict=True):
+                    fold_decisions.extend(decisions)
+                    fold_scores.extend(scores)
+            else:
+                for (train, test), (fold_decisions, _) in zip(folds, out, strict=True):
+                    fold_decisions.extend(fitter(train, test, seed))
+        return out
 
     def irt_unit(pi: int, shared: SharedRows) -> list[IrtPoolFit]:
         assert irt_config is not None and matrix is not None
@@ -246,6 +258,9 @@ def fit_all(
         else:
             assert len(result) == 2
             decisions, fixed_scores = result
+            names = tuple(d.name for d in decisions)
+            if names != FIXED_NAMES:
+                raise EvaluateError(f"the fixed-pool references are {names}, the report's rows {FIXED_NAMES}")
             out.fixed_scores.setdefault(distinct[target], {})[pi] = fixed_scores
             for d in decisions:
                 if set(d.choices) != set(test_ids):

@@ -1,5 +1,6 @@
 """Evaluate's learned baselines as one fitter (`scoring.fitter.Fitter`): the `baseline` kind's entry of
-`route.kinds` makes it for `router-train evaluate`."""
+`route.kinds` makes it for `router-train evaluate`, and the balanced TF-IDF classifier alone for
+`router-train evaluate-anypool`'s fixed-pool references."""
 
 from __future__ import annotations
 
@@ -28,3 +29,13 @@ class BaselineFitter:
     ) -> tuple[list[Decisions], list[RouterScores]]:
         """The same decisions, and the text classifiers' per-model scores (their cost dial)."""
         return fitted_baselines_scored(train, test, self.pool, seed)
+
+
+@dataclass(frozen=True)
+class BalancedLogregFitter:
+    """The balanced TF-IDF logistic regression alone (`tfidf-logreg(balanced)`), decisions only:
+    `evaluate-anypool`'s fixed-pool baseline (it learns the pool's models as its train tasks' oracle
+    labels)."""
+
+    def __call__(self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int) -> list[Decisions]:
+        return [baselines.tfidf_logreg(train, test, seed, balanced=True)]

@@ -2,7 +2,8 @@
 one of `KINDS`, found by its file's `kind` field (`kind_of`).
 
 Adding a kind: one module here defining its `Router` subclass and a `KIND = RouterKind(...)`
-(checkpoint model, `load`, `judge`, and `Fit`: the command that fits it and evaluate's fitters of it),
+(checkpoint model, `load`, `judge`, and `Fit`: the command that fits it, evaluate's fitters of it and
+evaluate-anypool's references or any-pool training of it),
 then its line in `KINDS` and its model in `Checkpoint`. `test_train_router_kinds.py` runs every
 registered kind through route, the dial and evaluate, and every kind's fitters through a fit.
 """
@@ -21,7 +22,15 @@ from router_train.irt.checkpoint import IrtCheckpoint
 from router_train.local.checkpoint import LocalCheckpoint
 from router_train.route.baseline_checkpoint import BaselineCheckpoint
 from router_train.route.kinds import anypool, baseline, irt, local
-from router_train.route.kinds.kind import Fit, FitRequest, Judged, Loaded, RouterKind
+from router_train.route.kinds.kind import (
+    AnyPoolTraining,
+    Fit,
+    FitRequest,
+    Judged,
+    Loaded,
+    ReferenceRequest,
+    RouterKind,
+)
 from router_train.route.spec import RouteError
 from router_train.scoring.fitter import Fitter
 
@@ -42,6 +51,19 @@ def fitters_for(request: FitRequest) -> list[Fitter]:
     return [f for k in kinds if k.fit.fitters is not None for f in k.fit.fitters(request)]
 
 
+def references_for(request: ReferenceRequest) -> list[Fitter]:
+    """Every fixed-pool reference `router-train evaluate-anypool` fits on the request's pool
+    (`Fit.references`), in registry order: the order of the report's reference rows."""
+    return [f for k in KINDS.values() if k.fit.references is not None for f in k.fit.references(request)]
+
+
+def anypool_training() -> AnyPoolTraining:
+    """How `router-train evaluate-anypool` trains its any-pool router: the one kind routing any pool
+    (`Fit.anypool`, `local-anypool`)."""
+    (training,) = [k.fit.anypool for k in KINDS.values() if k.fit.anypool is not None]
+    return training
+
+
 def kind_of(path: Path) -> RouterKind:
     """The kind of the checkpoint at `path`, read from the file's `kind` field; one `RouteError` line
     when the file is unreadable, not JSON or no router checkpoint."""
@@ -60,12 +82,16 @@ def kind_of(path: Path) -> RouterKind:
 
 __all__ = [
     "KINDS",
+    "AnyPoolTraining",
     "Checkpoint",
     "Fit",
     "FitRequest",
     "Judged",
     "Loaded",
+    "ReferenceRequest",
     "RouterKind",
+    "anypool_training",
     "fitters_for",
     "kind_of",
+    "references_for",
 ]

@@ -12,8 +12,10 @@ import numpy as np
 from router_oracle.derive import CandidateIndex
 from router_oracle.pool_file import load_pool
 from router_train.anypool.checkpoint import AnyPoolCheckpoint, TrainedAnyPoolRouter, load_any_pool_router
+from router_train.anypool.irt_inputs import fit_anypool_irt
 from router_train.anypool.policy import PoolView
-from router_train.route.kinds.kind import Fit, Judged, Loaded, RouterKind
+from router_train.anypool.trainer import train_any_pool
+from router_train.route.kinds.kind import AnyPoolTraining, Fit, Judged, Loaded, RouterKind
 from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec, RouteError
 from router_train.route.task import RouteTask
@@ -70,5 +72,6 @@ KIND = RouterKind(
     checkpoint=AnyPoolCheckpoint,
     load=load,
     judge=judge,
-    fit=Fit("router-train local-anypool"),  # judged across pools by `evaluate-anypool`, not fitted here
+    # Judged across pools by `evaluate-anypool`, which trains it; `evaluate` does not fit it.
+    fit=Fit("router-train local-anypool", anypool=AnyPoolTraining(train_any_pool, fit_anypool_irt)),
 )

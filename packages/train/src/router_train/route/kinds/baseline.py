@@ -20,6 +20,7 @@ from router_train.route.kinds.kind import (
     FitRequest,
     Judged,
     Loaded,
+    ReferenceRequest,
     RouterKind,
     check_fixed,
     refuse_candidates,
@@ -28,7 +29,7 @@ from router_train.route.operating_point import training_tasks
 from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec
 from router_train.route.task import RouteTask
-from router_train.scoring.baseline_fitter import BaselineFitter
+from router_train.scoring.baseline_fitter import BalancedLogregFitter, BaselineFitter
 from router_train.scoring.baseline_scores import in_pool
 from router_train.scoring.dial import DialCalibration
 from router_train.scoring.fitter import Fitter
@@ -91,10 +92,15 @@ def fitters(request: FitRequest) -> list[Fitter]:
     return [BaselineFitter(request.table.pool.ids)] if request.baselines else []
 
 
+def references(request: ReferenceRequest) -> list[Fitter]:
+    """evaluate-anypool's fixed-pool baseline: the balanced TF-IDF logistic regression alone."""
+    return [BalancedLogregFitter()]
+
+
 KIND = RouterKind(
     name="baseline",
     checkpoint=BaselineCheckpoint,
     load=load,
     judge=judge,
-    fit=Fit("router-train fit", fitters, reference=True),
+    fit=Fit("router-train fit", fitters, reference=True, references=references),
 )

@@ -1,17 +1,22 @@
 """What a router kind is: the entry of the registry (`route.kinds.KINDS`) that `route`, `serve`,
-`evaluate --checkpoint` and evaluate's fitted rows go through, and the checks every fixed-pool kind
-shares."""
+`evaluate --checkpoint`, evaluate's fitted rows and evaluate-anypool's trained routers go through, and the
+checks every fixed-pool kind shares."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
+from router_oracle.derive import CandidateIndex
 from router_oracle.file_hash import sha256_file
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.pool_file import load_pool
 from router_oracle.table import OracleTable, TaskRecord
+from router_train.anypool.config import AnyPoolTrainConfig
+from router_train.anypool.irt_inputs import AnyPoolIrtState
+from router_train.anypool.trainer import AnyPoolTrainResult, ScoreCache
 from router_train.local.config import LocalTrainConfig
 from router_train.route.operating_point import Calibrator
 from router_train.route.router import Router
@@ -58,6 +63,47 @@ class FitRequest:
 
 
 @dataclass(frozen=True)
+class ReferenceRequest:
+    """What `router-train evaluate-anypool` asks every kind to fit on one evaluation pool alone, in every
+    task partition: its fixed-pool references (`route.kinds.references_for`), what retraining for that
+    pool buys next to the any-pool router."""
+
+    pool: Sequence[str]
+    """The evaluation pool's model ids: the fitted routers' pool."""
+    local: LocalTrainConfig
+    """The local GRPO reference's configuration (`local-grpo`: the defaults; few steps with `--quick`)."""
+
+
+class AnyPoolTrainer(Protocol):
+    """Trains one router of any pool on `train_task_ids` with pools drawn from `model_ids`
+    (`anypool.train_any_pool`); `score_cache` and `irt` are work shared between the trainings of one
+    evaluation (route scores of a bank of pools; the IRT inputs' fit of a partition)."""
+
+    def __call__(
+        self,
+        index: CandidateIndex,
+        train_task_ids: Sequence[str],
+        model_ids: Sequence[str],
+        cfg: AnyPoolTrainConfig | None = None,
+        *,
+        score_cache: ScoreCache | None = None,
+        irt: AnyPoolIrtState | None = None,
+    ) -> AnyPoolTrainResult: ...
+
+
+@dataclass(frozen=True)
+class AnyPoolTraining:
+    """How `router-train evaluate-anypool` trains a kind that routes any pool (`local-anypool`) per held-out
+    group and task partition (`route.kinds.anypool_training`)."""
+
+    train: AnyPoolTrainer
+    """The trainer."""
+    irt_inputs: Callable[[CandidateIndex, Sequence[str]], AnyPoolIrtState]
+    """With IRT inputs (`FeatureConfig.irt`): their fit on a partition's train task ids (every run's rows),
+    shared by the partition's trainings of every group."""
+
+
+@dataclass(frozen=True)
 class Fit:
     """How a kind is fitted: the command that writes its checkpoint, and evaluate's fitters of it."""
 
@@ -70,6 +116,13 @@ class Fit:
     `evaluate-anypool`)."""
     reference: bool = False
     """Its rows are references (the learned baselines): evaluate lists them before the other kinds'."""
+    references: Callable[[ReferenceRequest], list[Fitter]] | None = None
+    """`router-train evaluate-anypool`'s fixed-pool references of this kind for the request's pool, each
+    fitted in every task partition: one with `fit_scored_many` runs every partition's training at once and
+    gives its scores (its cost-dial curve), any other gives its decisions per partition; None: none."""
+    anypool: AnyPoolTraining | None = None
+    """How `router-train evaluate-anypool` trains it, for a kind that routes any pool; None: not such a
+    kind."""
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,14 @@ from pathlib import Path
 import numpy as np
 
 from router_train.local.checkpoint import LocalCheckpoint, policy_of, read_checkpoint
-from router_train.local.fitter import LocalFitter
+from router_train.local.fitter import LOCAL_ROUTER_NAME, LocalFitter
 from router_train.local.policy import RouterPolicy
 from router_train.route.kinds.kind import (
     Fit,
     FitRequest,
     Judged,
     Loaded,
+    ReferenceRequest,
     RouterKind,
     check_fixed,
     refuse_candidates,
@@ -71,10 +72,15 @@ def fitters(request: FitRequest) -> list[Fitter]:
     return [LocalFitter(name, config, request.table.pool.ids) for name, config in request.local]
 
 
+def references(request: ReferenceRequest) -> list[Fitter]:
+    """evaluate-anypool's fixed-pool GRPO router (`local-grpo`), its partitions trained in lockstep."""
+    return [LocalFitter(LOCAL_ROUTER_NAME, request.local, list(request.pool))]
+
+
 KIND = RouterKind(
     name="local",
     checkpoint=LocalCheckpoint,
     load=load,
     judge=judge,
-    fit=Fit("router-train local", fitters),
+    fit=Fit("router-train local", fitters, references=references),
 )
