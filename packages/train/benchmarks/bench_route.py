@@ -31,7 +31,7 @@ def main() -> int:
     from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig, run_any_pool
     from router_train.cli import main as cli
     from router_train.local import LocalTrainConfig, train_local
-    from router_train.route import RouterSpec, bundled_tasks, load_router
+    from router_train.route import CheckpointSpec, RouterSpec, bundled_tasks, load_router
     from router_train.route.baseline_checkpoint import BASELINE_NAMES
 
     tasks = list(bundled_tasks().values())
@@ -40,13 +40,13 @@ def main() -> int:
     t0 = time.perf_counter()
     train_local(LocalTrainConfig(output_dir=work / "local", steps=args.steps), progress=False)
     print(f"trained local ({args.steps} steps) in {time.perf_counter() - t0:.1f}s")
-    specs.append(("local (GRPO)", RouterSpec(checkpoint=work / "local" / "checkpoint.json")))
+    specs.append(("local (GRPO)", CheckpointSpec(checkpoint=work / "local" / "checkpoint.json")))
     for name in BASELINE_NAMES:
         out = work / name.replace("(", "-").replace(")", "")
         t0 = time.perf_counter()
         assert cli(["fit", name, "--output-dir", str(out)]) == 0
         print(f"fitted {name} in {time.perf_counter() - t0:.1f}s")
-        specs.append((name, RouterSpec(checkpoint=out / "checkpoint.json")))
+        specs.append((name, CheckpointSpec(checkpoint=out / "checkpoint.json")))
     t0 = time.perf_counter()
     run_any_pool(
         AnyPoolRunConfig(
@@ -60,7 +60,7 @@ def main() -> int:
     specs.append(
         (
             "local-anypool (default pool)",
-            RouterSpec(checkpoint=work / "anypool" / "checkpoint.json", pool=Path("default")),
+            CheckpointSpec(checkpoint=work / "anypool" / "checkpoint.json", pool=Path("default")),
         )
     )
 

@@ -128,9 +128,9 @@ def main() -> int:
             cfg = LocalTrainConfig(output_dir=Path(tmp) / "router", steps=5, tasks_per_step=16, shift_folds=0)
             checkpoint = train_local(cfg, progress=False).checkpoint_path
             print(f"trained a 5-step local router in {time.perf_counter() - t0:.1f} s")
-        from router_train.route import RouterSpec, load_router
+        from router_train.route import CheckpointSpec, load_router
 
-        pool = load_router(RouterSpec(checkpoint=checkpoint)).pool
+        pool = load_router(CheckpointSpec(checkpoint=checkpoint)).pool
         stub_port, proxy_port = _free_port(), _free_port()
         stub_url = f"http://127.0.0.1:{stub_port}/v1"
         config = Path(tmp) / "serve.toml"
