@@ -26,7 +26,7 @@ from router_train.evaluate_anypool import (
     render_terminal,
 )
 from router_train.evaluate_anypool.fits import Routed, fit_all
-from router_train.evaluate_anypool.irt_row import IRT_NAME
+from router_train.irt.fitter import IRT_ROUTER_NAME as IRT_NAME
 from router_train.irt.router import IrtConfig, fit_irt_router
 from router_train.irt.shared_fit import for_pool
 from router_train.local.config import FeatureConfig
@@ -59,7 +59,7 @@ def test_irt_routes_are_the_irt_routers() -> None:
     index = synthetic()[0]
     routed, partitions, pools = _fit(index)
     matrix = matrix_of(index.candidates, origin=index.label)
-    assert sorted(routed.irt) == sorted({tuple(p.ids) for p in pools})
+    assert sorted(routed.shared[IRT_NAME]) == sorted({tuple(p.ids) for p in pools})
     for pi, part in enumerate(partitions):
         train_ids = [t.instance_id for t in part.train]
         test_ids = [t.instance_id for t in part.test]
@@ -67,13 +67,13 @@ def test_irt_routes_are_the_irt_routers() -> None:
         # The first pool's routes are exactly the IRT router fitted for that pool on the train tasks.
         own = fit_irt_router(index.records(first, train_ids), matrix, first, config=SMALL, seed=0)
         test = index.records(first, test_ids)
-        assert [routed.irt[tuple(first.ids)][0][t] for t in test_ids] == own.route(test, first)
+        assert [routed.shared[IRT_NAME][tuple(first.ids)][0][t] for t in test_ids] == own.route(test, first)
         for p in pools:
             pool = index.pool(p.ids)
             mine = for_pool(own, index.records(pool, train_ids), pool, SMALL)
             test = index.records(pool, test_ids)
-            assert [routed.irt[tuple(p.ids)][0][t] for t in test_ids] == mine.route(test, pool)
-            scores = routed.irt_scores[tuple(p.ids)][pi]
+            assert [routed.shared[IRT_NAME][tuple(p.ids)][0][t] for t in test_ids] == mine.route(test, pool)
+            scores = routed.shared_scores[IRT_NAME][tuple(p.ids)][pi]
             assert scores.name == IRT_NAME and scores.test.shape == (len(test_ids), len(p.ids))
             assert scores.probabilities is not None and np.isfinite(scores.probabilities).all()
 
@@ -104,20 +104,24 @@ def test_fold_spy_a_test_tasks_outcomes_enter_no_fit_of_its_partition() -> None:
     def on_fold(picks: list[dict[str, str]]) -> dict[str, str]:
         return {t: m for t, m in picks[0].items() if t in test_ids}
 
-    for key, picks in honest.irt.items():
-        assert on_fold(picks) == on_fold(spied.irt[key])
-        assert honest.irt_scores[key][0].test.tobytes() == spied.irt_scores[key][0].test.tobytes()
+    for key, picks in honest.shared[IRT_NAME].items():
+        assert on_fold(picks) == on_fold(spied.shared[IRT_NAME][key])
+        assert (
+            honest.shared_scores[IRT_NAME][key][0].test.tobytes()
+            == spied.shared_scores[IRT_NAME][key][0].test.tobytes()
+        )
     for gk, any_picks in honest.anypool.items():  # the any-pool router with IRT inputs
         assert on_fold(any_picks) == on_fold(spied.anypool[gk])
         assert honest.anypool_scores[gk][0].test.tobytes() == spied.anypool_scores[gk][0].test.tobytes()
     # The other folds train on those tasks: their fits do move.
     moved = [
         key
-        for key, picks in honest.irt.items()
+        for key, picks in honest.shared[IRT_NAME].items()
         if {t: m for t, m in picks[0].items() if t not in test_ids}
-        != {t: m for t, m in spied.irt[key][0].items() if t not in test_ids}
+        != {t: m for t, m in spied.shared[IRT_NAME][key][0].items() if t not in test_ids}
         or any(
-            honest.irt_scores[key][pi].test.tobytes() != spied.irt_scores[key][pi].test.tobytes()
+            honest.shared_scores[IRT_NAME][key][pi].test.tobytes()
+            != spied.shared_scores[IRT_NAME][key][pi].test.tobytes()
             for pi in (1, 2)
         )
     ]

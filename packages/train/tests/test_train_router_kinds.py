@@ -13,9 +13,11 @@ import numpy as np
 import pytest
 import route_checkpoints
 from pydantic import TypeAdapter
+from test_train_evaluate_anypool import synthetic
 
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
+from router_oracle.results_matrix import matrix_of
 from router_oracle.table import OracleTable, TaskRecord
 from router_oracle.table_check import load_table
 from router_train.anypool import train_any_pool
@@ -23,6 +25,7 @@ from router_train.cli import main
 from router_train.evaluate.run import Source, evaluate, read_table
 from router_train.evaluate_anypool.fits import FIXED_NAMES
 from router_train.irt.fitter import IrtFitter
+from router_train.irt.router import IrtConfig, fit_irt_router
 from router_train.local import LocalTrainConfig
 from router_train.local.fitter import LocalFitter
 from router_train.route import CheckpointSpec, RouteTask, load_router
@@ -30,11 +33,14 @@ from router_train.route.kinds import (
     KINDS,
     Checkpoint,
     FitRequest,
+    PartitionRequest,
     ReferenceRequest,
     RouterKind,
     anypool_training,
     fitters_for,
     kind_of,
+    partition_fits,
+    reference_rows,
     references_for,
 )
 from router_train.scoring.baseline_fitter import BalancedLogregFitter, BaselineFitter
@@ -217,8 +223,8 @@ def test_evaluate_anypool_takes_its_references_and_any_pool_trainer_from_the_reg
     references = references_for(ReferenceRequest(table.pool.ids, FAST_LOCAL[0][1]))
     assert [type(f) for f in references] == [LocalFitter, BalancedLogregFitter]
     decisions = [d for f in references for d in f(train, test, 0)]
-    # The rows evaluate-anypool reports, in its order.
-    assert tuple(d.name for d in decisions) == FIXED_NAMES
+    # The rows evaluate-anypool reports, in its order: the kinds' declared reference rows.
+    assert tuple(d.name for d in decisions) == FIXED_NAMES == reference_rows()
     for d in decisions:
         assert set(d.choices) == {t.instance_id for t in test}
         assert all(len(dist) == 1 and set(dist) <= set(table.pool.ids) for dist in d.choices.values())
@@ -228,3 +234,30 @@ def test_evaluate_anypool_takes_its_references_and_any_pool_trainer_from_the_reg
     # The any-pool router is the one kind that routes any pool: its trainer trains it.
     assert [k.name for k in KINDS.values() if k.fit.anypool is not None] == ["local-anypool"]
     assert anypool_training().train is train_any_pool
+
+
+def test_evaluate_anypool_takes_its_partition_shared_row_from_the_registry() -> None:
+    """`--irt`'s row is the irt kind's partition fit: one IRT fit on the train tasks' rows of every run,
+    one route per test task and the per-model scores on each pool."""
+    (shared,) = partition_fits()
+    assert shared.row == "irt" and shared is KINDS["router-train-irt"].fit.partition
+    index = synthetic()[0]
+    ids = sorted(index.task_ids)
+    train_ids, test_ids = ids[::2], ids[1::2]
+    pools = [["pa-big", "pb-mid", "pc-tiny"], ["pa-big", "pc-tiny"]]
+    config = IrtConfig(dims=(0, 1), alphas=(3.0,), temperatures=(1.0,), inner_folds=3)
+    fitted = shared.fit(PartitionRequest(index, train_ids, test_ids, pools, config, 0, "half"))
+    assert len(fitted) == len(pools)
+    for ids_, (routes, scores) in zip(pools, fitted, strict=True):
+        assert len(routes) == len(test_ids) and set(routes) <= set(ids_)
+        assert scores.name == "irt" and sorted(scores.model_ids) == sorted(ids_)
+        assert scores.train.shape == (len(train_ids), len(ids_)) and scores.test.shape == (
+            len(test_ids),
+            len(ids_),
+        )
+    # The first pool's routes are the IRT router fitted for it on the train tasks alone.
+    first = index.pool(pools[0])
+    own = fit_irt_router(
+        index.records(first, train_ids), matrix_of(index.candidates), first, config=config, seed=0
+    )
+    assert fitted[0][0] == own.route(index.records(first, test_ids), first)

@@ -22,6 +22,7 @@ from router_oracle.numeric_option import Seed, Share
 from router_oracle.table_check import load_table
 from router_train.cli_args import field_flag, options_of
 from router_train.commands import summary
+from router_train.fit_source import FitSource
 from router_train.irt.checkpoint import IRT_NAME
 from router_train.irt.fit_command import fit_irt
 from router_train.local.trainer import BUNDLED_TABLE_NAME
@@ -84,31 +85,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         train = select_tasks(table, "train", options.eval_fraction, options.split_seed)
     # The checkpoint names the table as given, or the env's bundled one, and its hash.
-    table_name = str(options.table) if options.table is not None else BUNDLED_TABLE_NAME
-    table_sha256 = sha256_file(path)
-    if options.name == IRT_NAME:
-        return fit_irt(
-            train,
-            table.pool,
-            options.seed,
-            table=table_name,
-            table_sha256=table_sha256,
-            split=options.split,
-            eval_fraction=options.eval_fraction,
-            split_seed=options.split_seed,
-            checkpoint=options.output_dir / CHECKPOINT_FILE,
-        )
-    ckpt = fit_baseline(
-        options.name,
-        train,
-        table.pool.ids,
-        options.seed,
-        table=table_name,
-        table_sha256=table_sha256,
+    source = FitSource(
+        table=str(options.table) if options.table is not None else BUNDLED_TABLE_NAME,
+        table_sha256=sha256_file(path),
         split=options.split,
         eval_fraction=options.eval_fraction,
         split_seed=options.split_seed,
     )
+    if options.name == IRT_NAME:
+        return fit_irt(train, table.pool, options.seed, source, options.output_dir / CHECKPOINT_FILE)
+    ckpt = fit_baseline(options.name, train, table.pool.ids, options.seed, source)
     with publish_directory(options.output_dir, owned=[CHECKPOINT_FILE]) as staged:
         save_baseline(ckpt, staged / CHECKPOINT_FILE)
     print(f"{ckpt.name}: fitted on {len(ckpt.train_task_ids)} tasks of {ckpt.table} ({options.split})")

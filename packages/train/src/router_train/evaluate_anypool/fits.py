@@ -5,8 +5,9 @@ group), one set of fixed-pool routers per (task partition, distinct evaluation p
   from every candidate outside the group; it routes each of the group's evaluation pools on the
   partition's test tasks, seeing each pool through its capability summary on the train tasks
   (`PoolView.build`). It never trains on a test task nor with a held-out model.
-- With the IRT row (`irt_row`): one IRT router per task partition, fitted on the train tasks' rows of
-  every run and shared by every evaluation pool (each routed with its own near-tie tolerance).
+- With the IRT row (`--irt`): the registry's partition-shared rows (`route.kinds.partition_fits`, the
+  `irt` kind's): one IRT router per task partition, fitted on the train tasks' rows of every run and
+  shared by every evaluation pool (each routed with its own near-tie tolerance).
 - With the any-pool router's IRT inputs (`FeatureConfig.irt`): one fit of them per task partition
   (`anypool.irt_inputs.fit_anypool_irt`, train tasks' rows of every run), shared by every group's router.
 - The fixed-pool references are trained on the pool alone, on the same train tasks: the registry's
@@ -30,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from router_oracle.derive import CandidateIndex
-from router_oracle.results_matrix import matrix_of
 from router_oracle.table import TaskRecord
 from router_train.anypool import AnyPoolTrainConfig, PoolView
 from router_train.anypool.heldout import ROUTER_NAME as ANYPOOL_NAME
@@ -40,19 +40,22 @@ from router_train.evaluate.design import Partition
 from router_train.evaluate.dial import RouterScores
 from router_train.evaluate.forked import fork_map
 from router_train.evaluate_anypool.design import EvalPool, HeldOutGroup
-from router_train.evaluate_anypool.irt_row import IrtPoolFit, fit_irt_partition
 from router_train.irt.router import IrtConfig
 from router_train.local import LocalTrainConfig
-from router_train.local.fitter import LOCAL_ROUTER_NAME
-from router_train.route.kinds import ReferenceRequest, anypool_training, references_for
+from router_train.route.kinds import (
+    PartitionRequest,
+    PoolRoutes,
+    ReferenceRequest,
+    anypool_training,
+    partition_fits,
+    reference_rows,
+    references_for,
+)
 from router_train.scoring.decisions import Decisions, EvaluateError
 
-LOGREG_NAME = "tfidf-logreg(balanced)"
-"""Row name of the fixed-pool TF-IDF baseline (as `baselines.tfidf_logreg(balanced=True)` names it)."""
-
-FIXED_NAMES = (LOCAL_ROUTER_NAME, LOGREG_NAME)
+FIXED_NAMES = reference_rows()
 """The fixed-pool reference routers' rows, in report order: the registry's references
-(`route.kinds.references_for`), which `fit_all` checks give exactly these."""
+(`route.kinds.references_for`, each kind's `Fit.reference_rows`), which `fit_all` checks they give."""
 
 Picks = list[dict[str, str]]
 """Per repeat (fold seed): task id -> the model a router routed it to."""
@@ -73,10 +76,10 @@ class Routed:
     pool's train and test tasks: its cost dial's curve (`evaluate.curves`)."""
     fixed_scores: dict[tuple[str, ...], dict[int, list[RouterScores]]] = field(default_factory=dict)
     """Pool ids -> partition index -> `local-grpo`'s per-model scores (its curve)."""
-    irt: dict[tuple[str, ...], Picks] = field(default_factory=dict)
-    """Pool ids -> the IRT router's picks (empty without the IRT row)."""
-    irt_scores: dict[tuple[str, ...], dict[int, RouterScores]] = field(default_factory=dict)
-    """Pool ids -> partition index -> the IRT router's per-model scores (its curve)."""
+    shared: dict[str, dict[tuple[str, ...], Picks]] = field(default_factory=dict)
+    """Partition-shared row (`irt`) -> pool ids -> its picks (empty without `--irt`)."""
+    shared_scores: dict[str, dict[tuple[str, ...], dict[int, RouterScores]]] = field(default_factory=dict)
+    """Partition-shared row -> pool ids -> partition index -> its per-model scores (its curve)."""
 
 
 class SharedRows(CandidateIndex):
@@ -126,7 +129,7 @@ def fit_all(
     progress: bool = False,
 ) -> Routed:
     """Run every fit (`jobs` forked workers) and gather the routes; `pools[g]` are group g's pools. With
-    `irt_config`, the IRT row too (its settings searched over that config's grids).
+    `irt_config`, the partition-shared rows too (`irt`: its settings searched over that config's grids).
 
     Checks what the report rests on: no partition routes a task it trains on, no any-pool training
     pool holds a held-out model, every router routes every task exactly once per fold seed."""
@@ -141,10 +144,10 @@ def fit_all(
     # One unit per group (every partition) and per distinct pool (every partition): see the module
     # docstring. Any-pool units take several times longer: first, so the workers end together. A group
     # without evaluation pools has nothing to route: no router is trained for it.
+    shared_fits = partition_fits() if irt_config is not None and distinct else []
     units = [("anypool", gi) for gi in range(len(groups)) if pools[gi]]
-    units += [("irt", pi) for pi in range(len(partitions)) if irt_config is not None and distinct]
+    units += [(f"shared:{si}", pi) for si in range(len(shared_fits)) for pi in range(len(partitions))]
     units += [("fixed", qi) for qi in range(len(distinct))]
-    matrix = matrix_of(index.candidates, origin=index.label) if irt_config is not None else None
     training = anypool_training()
     irt_inputs: list[AnyPoolIrtState | None] = [None] * len(partitions)
     if anypool_config.features.irt:
@@ -210,15 +213,17 @@ def fit_all(
                     fold_decisions.extend(fitter(train, test, seed))
         return out
 
-    def irt_unit(pi: int, shared: SharedRows) -> list[IrtPoolFit]:
-        assert irt_config is not None and matrix is not None
-        return fit_irt_partition(shared, matrix, partitions[pi], distinct, config=irt_config, seed=seed)
+    def shared_unit(si: int, pi: int, shared: SharedRows) -> list[PoolRoutes]:
+        assert irt_config is not None
+        p = partitions[pi]
+        request = PartitionRequest(shared, _ids(p.train), _ids(p.test), distinct, irt_config, seed, p.label)
+        return shared_fits[si].fit(request)
 
-    def fit_unit(u: int) -> list[AnyPoolFit] | list[FixedFit] | list[IrtPoolFit]:
+    def fit_unit(u: int) -> list[AnyPoolFit] | list[FixedFit] | list[PoolRoutes]:
         kind, target = units[u]
         shared = SharedRows(index)  # rows live as long as the unit: one group's, one pool's or partition's
-        if kind == "irt":
-            return irt_unit(target, shared)
+        if kind.startswith("shared:"):
+            return shared_unit(int(kind.removeprefix("shared:")), target, shared)
         return anypool_unit(target, shared) if kind == "anypool" else fixed_unit(target, shared)
 
     per_unit = fork_map(
@@ -228,12 +233,15 @@ def fit_all(
     out = Routed()
     results: list[tuple[str, int, int, AnyPoolFit | FixedFit]] = []
     for (kind, target), unit_results in zip(units, per_unit, strict=True):
-        if kind == "irt":  # one partition, every distinct pool
-            p = partitions[target]
-            for qi, (irt_routes, irt_scores) in enumerate(cast(list[IrtPoolFit], unit_results)):
-                out.irt_scores.setdefault(distinct[qi], {})[target] = irt_scores
-                picks = out.irt.setdefault(distinct[qi], [{} for _ in range(repeats)])
-                _put(picks, p.repeat, _ids(p.test), irt_routes, f"irt on pool {list(distinct[qi])}")
+        if kind.startswith("shared:"):  # one partition, every distinct pool
+            p, row = partitions[target], shared_fits[int(kind.removeprefix("shared:"))].row
+            per_pool = cast(list[PoolRoutes], unit_results)
+            if len(per_pool) != len(distinct):
+                raise EvaluateError(f"{row} routed {len(per_pool)} pools of {p.label}, not {len(distinct)}")
+            for qi, (row_routes, row_scores) in enumerate(per_pool):
+                out.shared_scores.setdefault(row, {}).setdefault(distinct[qi], {})[target] = row_scores
+                picks = out.shared.setdefault(row, {}).setdefault(distinct[qi], [{} for _ in range(repeats)])
+                _put(picks, p.repeat, _ids(p.test), row_routes, f"{row} on pool {list(distinct[qi])}")
             continue
         for pi in range(len(partitions)):
             results.append((kind, pi, target, cast(AnyPoolFit | FixedFit, unit_results[pi])))

@@ -26,7 +26,6 @@ from router_train.evaluate_anypool.design import (
     evaluation_pools,
 )
 from router_train.evaluate_anypool.fits import ANYPOOL_NAME, FIXED_NAMES, Routed, fit_all
-from router_train.evaluate_anypool.irt_row import IRT_NAME
 from router_train.evaluate_anypool.plot import render_png
 from router_train.evaluate_anypool.pool_average import (
     AverageGap,
@@ -153,6 +152,7 @@ def evaluate_any_pool(
         progress=progress,
     )
 
+    shared = list(routed.shared)  # the partition-shared rows (`irt`), in registry order
     all_ids = sorted(t.instance_id for t in table.tasks)
     repeats = len(fold_seeds)
     keys = [(gi, k) for gi in range(len(groups)) for k in range(len(pools[gi]))]
@@ -166,7 +166,7 @@ def evaluate_any_pool(
             groups[gi],
             all_ids,
             routed.anypool[(gi, k)],
-            {**routed.fixed[tuple(pool.ids)], **({IRT_NAME: routed.irt[tuple(pool.ids)]} if irt else {})},
+            {**routed.fixed[tuple(pool.ids)], **{row: routed.shared[row][tuple(pool.ids)] for row in shared}},
             repeats,
             seed,
         )
@@ -188,11 +188,11 @@ def evaluate_any_pool(
         shares.append(result.held_out_pick_share)
         group_of.append(gi)
     every = [*routed.anypool.values(), *(p for f in routed.fixed.values() for p in f.values())]
-    for picks in [*every, *routed.irt.values()]:
+    for picks in [*every, *(p for s in routed.shared.values() for p in s.values())]:
         if any(set(rep) != set(all_ids) for rep in picks):
             raise EvaluateError("a router did not route every task exactly once per fold seed")
 
-    references = [*FIXED_NAMES, *([IRT_NAME] if irt else [])]
+    references = [*FIXED_NAMES, *shared]
     names = [ANYPOOL_NAME, *references, ORACLE_NAME]
     evaluations = [r.evaluation for r in results]
 
@@ -219,7 +219,7 @@ def evaluate_any_pool(
                 differences=diff,
             )
         )
-    apgr = apgr_averages(results, [ANYPOOL_NAME, FIXED_NAMES[0], *([IRT_NAME] if irt else [])])
+    apgr = apgr_averages(results, [ANYPOOL_NAME, FIXED_NAMES[0], *shared])
     notes = [
         f"{len(partitions) * len(routed.train_models)} any-pool routers trained "
         f"({len(routed.train_models)} groups x {folds} folds x "
@@ -287,9 +287,9 @@ def pool_curves(
     point's dial chosen on the fit's train tasks), summarised: APGR, CPT50/80, area vs mix."""
     tasks = index.records(index.pool(pool.ids), all_ids)
     anyp, fixed = routed.anypool_scores.get(key, {}), routed.fixed_scores.get(tuple(pool.ids), {})
-    irt = routed.irt_scores.get(tuple(pool.ids), {})
+    shared = [s.get(tuple(pool.ids), {}) for s in routed.shared_scores.values()]
     scores = [
-        ([anyp[i]] if i in anyp else []) + fixed.get(i, []) + ([irt[i]] if i in irt else [])
+        ([anyp[i]] if i in anyp else []) + fixed.get(i, []) + [s[i] for s in shared if i in s]
         for i in range(len(partitions))
     ]
     by_name = router_curves(partitions, scores, tasks, pool.ids, seed)
@@ -334,9 +334,9 @@ def _pool_evaluation(
 ) -> tuple[PoolResult, PoolGaps]:
     """Every router on every task of one pool's table, and its gaps for the averages."""
     tasks = index.records(index.pool(pool.ids), all_ids)
-    learned = [ANYPOOL_NAME, *FIXED_NAMES, *([IRT_NAME] if IRT_NAME in fixed_picks else [])]
+    learned = [ANYPOOL_NAME, *fixed_picks]
     fitted = FittedDecisions(
-        kinds={n: "baseline" if n == FIXED_NAMES[1] else "local" for n in learned},
+        kinds={n: "baseline" if n == baselines.BALANCED_LOGREG_NAME else "local" for n in learned},
         picks={ANYPOOL_NAME: anypool_picks, **{n: fixed_picks[n] for n in learned[1:]}},
     )
     oracle = baselines.oracle(tasks)

@@ -20,6 +20,7 @@ from router_oracle.frozen_model import FrozenModel
 from router_oracle.numeric_option import Seed, Share
 from router_oracle.results_matrix import ResultsMatrix
 from router_oracle.table import Pool, TaskRecord
+from router_train.fit_source import FitSource
 from router_train.irt.router import (
     FittedIrtRouter,
     IrtFit,
@@ -103,15 +104,12 @@ def fit_irt_checkpoint(
     matrix: ResultsMatrix,
     pool: Pool,
     seed: int,
+    source: FitSource,
     *,
-    table: str,
-    table_sha256: str,
     results: str,
-    split: Literal["all", "train"],
-    eval_fraction: float,
-    split_seed: int,
 ) -> IrtCheckpoint:
-    """Fit the IRT router on `train_tasks` (their rows of `matrix`, every run) and its dial table."""
+    """Fit the IRT router on `train_tasks` (the tasks `source` names; their rows of `matrix`, every run,
+    `results` naming it) and its dial table."""
     check_covered(matrix, pool, train_tasks)
     train = sorted(train_tasks, key=lambda t: t.instance_id)
     router = fit_irt_router(train, matrix, pool, seed=seed)
@@ -126,12 +124,8 @@ def fit_irt_checkpoint(
     )
     return IrtCheckpoint(
         pool=pool,
-        table=table,
-        table_sha256=table_sha256,
+        **source.model_dump(),
         results=results,
-        split=split,
-        eval_fraction=eval_fraction,
-        split_seed=split_seed,
         seed=seed,
         train_task_ids=[t.instance_id for t in train],
         fit=router.fit,

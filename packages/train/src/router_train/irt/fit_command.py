@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
 
 from router_oracle.atomic_file import publish_directory
 from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.results_matrix import load_results_matrix
 from router_oracle.table import Pool, TaskRecord
+from router_train.fit_source import FitSource
 from router_train.irt.checkpoint import fit_irt_checkpoint, save_irt
 
 
@@ -18,33 +18,19 @@ def fit_irt(
     train: Sequence[TaskRecord],
     pool: Pool,
     seed: int,
-    *,
-    table: str,
-    table_sha256: str,
-    split: Literal["all", "train"],
-    eval_fraction: float,
-    split_seed: int,
+    source: FitSource,
     checkpoint: Path,
 ) -> int:
-    """Fit on `train` (the table's tasks of `split`; the table as the checkpoint names it, and its
-    sha256) and save as `checkpoint`, published whole or not at all; prints what it did."""
+    """Fit on `train` (the tasks `source` names) and save as `checkpoint`, published whole or not at all;
+    prints what it did."""
     ckpt = fit_irt_checkpoint(
-        train,
-        load_results_matrix(BUNDLED_CANDIDATES),
-        pool,
-        seed,
-        table=table,
-        table_sha256=table_sha256,
-        results=BUNDLED_CANDIDATES,
-        split=split,
-        eval_fraction=eval_fraction,
-        split_seed=split_seed,
+        train, load_results_matrix(BUNDLED_CANDIDATES), pool, seed, source, results=BUNDLED_CANDIDATES
     )
     with publish_directory(checkpoint.parent, owned=[checkpoint.name]) as staged:
         save_irt(ckpt, staged / checkpoint.name)
     fit = ckpt.fit
     print(
-        f"irt: fitted on {len(ckpt.train_task_ids)} tasks of {ckpt.table} ({split}) x "
+        f"irt: fitted on {len(ckpt.train_task_ids)} tasks of {ckpt.table} ({source.split}) x "
         f"{len(fit.run_ids)} runs: k={fit.k}, alpha={fit.alpha}, temperature={fit.temperature}, "
         f"near-tie tolerance={fit.tolerance}"
     )

@@ -20,14 +20,20 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from router_oracle.derive import CandidateIndex
+from router_oracle.results_matrix import ResultsMatrix
 from router_oracle.table import Pool, TaskRecord
+from router_train.irt.fitter import IRT_ROUTER_NAME, scored_decisions
 from router_train.irt.router import (
     FittedIrtRouter,
     IrtConfig,
     _gap,  # the tolerance's criterion, as `fit_irt_router` scores it (one definition)
+    fit_irt_router,
     near_tie_routes,
     pool_probabilities,
 )
+from router_train.scoring.decisions import EvaluateError
+from router_train.scoring.dial import RouterScores
 
 
 def pool_tolerance(
@@ -55,3 +61,36 @@ def for_pool(
     """The shared fit `router` with `pool`'s own near-tie tolerance (`pool_tolerance`)."""
     tol = pool_tolerance(router, train, pool, config)
     return dataclasses.replace(router, fit=router.fit.model_copy(update={"tolerance": tol}))
+
+
+def fit_partition(
+    index: CandidateIndex,
+    matrix: ResultsMatrix,
+    train_ids: Sequence[str],
+    test_ids: Sequence[str],
+    pools: Sequence[Sequence[str]],
+    *,
+    config: IrtConfig,
+    seed: int,
+    label: str,
+) -> list[tuple[list[str], RouterScores]]:
+    """One IRT fit on the train tasks (`train_ids`: every run's rows), routing each of `pools` on the test
+    tasks with its own tolerance (`for_pool`): per pool, its route of each test task (`test_ids` order) and
+    its per-model scores (its dial: lambda, `irt.fitter.scored_decisions`). `label` names the partition in
+    messages."""
+    if not pools:
+        return []
+    # The fit does not depend on the pool but for its tolerance, which `for_pool` chooses for each pool.
+    first = index.pool(pools[0])
+    shared = fit_irt_router(index.records(first, train_ids), matrix, first, config=config, seed=seed)
+    out: list[tuple[list[str], RouterScores]] = []
+    for ids in pools:
+        pool = index.pool(ids)
+        train, test = index.records(pool, train_ids), index.records(pool, test_ids)
+        router = for_pool(shared, train, pool, config)
+        (decisions,), (scores,) = scored_decisions(router, pool, train, test, IRT_ROUTER_NAME)
+        if set(decisions.choices) != set(test_ids):
+            raise EvaluateError(f"{IRT_ROUTER_NAME} did not route exactly the test tasks of {label}")
+        # One single-choice decision per task: its one label.
+        out.append(([next(iter(decisions.choices[tid])) for tid in test_ids], scores))
+    return out

@@ -19,11 +19,14 @@ from router_oracle.atomic_file import write_text_atomic
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.numeric_option import Seed, Share
 from router_oracle.table import TaskRecord
+from router_train.fit_source import FitSource
 from router_train.local.checkpoint import dumps_checkpoint, read_json_model
 from router_train.route.spec import RouteError
 from router_train.scoring.baseline_scores import log_proba, smoothed_votes
 from router_train.scoring.baselines import (
+    BALANCED_LOGREG_NAME,
     CHEAPEST_NAME,
+    LOGREG_NAME,
     CheapestFit,
     KnnFit,
     LogregFit,
@@ -34,7 +37,7 @@ from router_train.scoring.dial import CHECKPOINT_POINTS, DialCalibration, calibr
 BASELINE_CHECKPOINT_VERSION = 2
 """Bumped on any change an older reader would misinterpret (`BaselineCheckpoint.version`)."""
 
-BASELINE_NAMES: tuple[str, ...] = (CHEAPEST_NAME, "tfidf-logreg", "tfidf-logreg(balanced)", "tfidf-knn")
+BASELINE_NAMES: tuple[str, ...] = (CHEAPEST_NAME, LOGREG_NAME, BALANCED_LOGREG_NAME, "tfidf-knn")
 """The baselines `router-train fit` saves: evaluate's learned baselines, under their row names."""
 
 DEFAULT_KNN_K = 10
@@ -113,14 +116,10 @@ def fit_baseline(
     train_tasks: Sequence[TaskRecord],
     pool_ids: Sequence[str],
     seed: int,
-    *,
-    table: str,
-    table_sha256: str,
-    split: Literal["all", "train"],
-    eval_fraction: float,
-    split_seed: int,
+    source: FitSource,
 ) -> BaselineCheckpoint:
-    """Fit baseline `name` on `train_tasks` as evaluate does (tasks in instance-id order)."""
+    """Fit baseline `name` on `train_tasks` (the tasks `source` names) as evaluate does (tasks in
+    instance-id order)."""
     if name not in BASELINE_NAMES:
         raise RouteError(f"unknown baseline {name!r}; one of: {', '.join(BASELINE_NAMES)}")
     train = sorted(train_tasks, key=lambda t: t.instance_id)
@@ -143,11 +142,7 @@ def fit_baseline(
     return BaselineCheckpoint(
         name=row_name,
         pool_ids=list(pool_ids),
-        table=table,
-        table_sha256=table_sha256,
-        split=split,
-        eval_fraction=eval_fraction,
-        split_seed=split_seed,
+        **source.model_dump(),
         seed=seed,
         train_task_ids=[t.instance_id for t in train],
         vocabulary=vocabulary,

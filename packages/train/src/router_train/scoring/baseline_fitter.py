@@ -33,7 +33,7 @@ class BaselineFitter:
 
 @dataclass(frozen=True)
 class BalancedLogregFitter:
-    """The balanced TF-IDF logistic regression alone (`tfidf-logreg(balanced)`), decisions only:
+    """The balanced TF-IDF logistic regression alone (`baselines.BALANCED_LOGREG_NAME`), decisions only:
     `evaluate-anypool`'s fixed-pool baseline (it learns the pool's models as its train tasks' oracle
     labels)."""
 

@@ -18,7 +18,14 @@ import numpy as np
 from scipy.special import logsumexp
 
 from router_oracle.table import TaskRecord
-from router_train.scoring.baselines import KnnFit, LogregFit, TextFits, fitted_baselines
+from router_train.scoring.baselines import (
+    BALANCED_LOGREG_NAME,
+    LOGREG_NAME,
+    KnnFit,
+    LogregFit,
+    TextFits,
+    fitted_baselines,
+)
 from router_train.scoring.decisions import Decisions
 from router_train.scoring.dial import RouterScores
 
@@ -53,7 +60,7 @@ def fitted_baselines_scored(
     x_train, x_test = fits.features.x_train, fits.features.transform(tasks)
     scores = [
         RouterScores(name, list(pool), log_proba(fit, x_train, pool), log_proba(fit, x_test, pool))
-        for name, fit in (("tfidf-logreg", fits.logreg), ("tfidf-logreg(balanced)", fits.logreg_balanced))
+        for name, fit in ((LOGREG_NAME, fits.logreg), (BALANCED_LOGREG_NAME, fits.logreg_balanced))
     ]
     knn = next(d.name for d in decisions if d.name.startswith("tfidf-knn"))
     scores.append(

@@ -43,6 +43,10 @@ def uniform_random_expected(tasks: Sequence[TaskRecord], model_ids: Sequence[str
 
 CHEAPEST_NAME = "cheapest-on-train"
 """Row name of `always_cheapest` (which model it is can differ between cross-validation folds)."""
+LOGREG_NAME = "tfidf-logreg"
+"""Row name of `tfidf_logreg`."""
+BALANCED_LOGREG_NAME = "tfidf-logreg(balanced)"
+"""Row name of `tfidf_logreg(balanced=True)`."""
 
 
 class CheapestFit(FrozenModel):
@@ -230,7 +234,7 @@ def tfidf_logreg(
     classifier predicts only that label, and the balanced one shows whether the text says anything more.
     `fit`: the classifier already fitted on `features` (one fit serves routes and scores).
     """
-    name = "tfidf-logreg(balanced)" if balanced else "tfidf-logreg"
+    name = BALANCED_LOGREG_NAME if balanced else LOGREG_NAME
     f = features or TfidfFeatures(train_tasks, name)
     pred = (fit or LogregFit.fit(f, seed, balanced)).predict(f.transform(tasks))
     picks: dict[str, list[str | None]] = {t.instance_id: [p] for t, p in zip(tasks, pred, strict=True)}

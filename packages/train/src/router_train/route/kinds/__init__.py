@@ -3,7 +3,7 @@ one of `KINDS`, found by its file's `kind` field (`kind_of`).
 
 Adding a kind: one module here defining its `Router` subclass and a `KIND = RouterKind(...)`
 (checkpoint model, `load`, `judge`, and `Fit`: the command that fits it, evaluate's fitters of it and
-evaluate-anypool's references or any-pool training of it),
+evaluate-anypool's references, partition-shared row or any-pool training of it),
 then its line in `KINDS` and its model in `Checkpoint`. `test_train_router_kinds.py` runs every
 registered kind through route, the dial and evaluate, and every kind's fitters through a fit.
 """
@@ -28,6 +28,9 @@ from router_train.route.kinds.kind import (
     FitRequest,
     Judged,
     Loaded,
+    PartitionFit,
+    PartitionRequest,
+    PoolRoutes,
     ReferenceRequest,
     RouterKind,
 )
@@ -55,6 +58,18 @@ def references_for(request: ReferenceRequest) -> list[Fitter]:
     """Every fixed-pool reference `router-train evaluate-anypool` fits on the request's pool
     (`Fit.references`), in registry order: the order of the report's reference rows."""
     return [f for k in KINDS.values() if k.fit.references is not None for f in k.fit.references(request)]
+
+
+def reference_rows() -> tuple[str, ...]:
+    """The rows `references_for` gives, in its order (`Fit.reference_rows`): evaluate-anypool's fixed-pool
+    reference rows."""
+    return tuple(row for k in KINDS.values() for row in k.fit.reference_rows)
+
+
+def partition_fits() -> list[PartitionFit]:
+    """Every row `router-train evaluate-anypool --irt` fits once per task partition for every pool
+    (`Fit.partition`), in registry order: the order of the report's rows after the references."""
+    return [k.fit.partition for k in KINDS.values() if k.fit.partition is not None]
 
 
 def anypool_training() -> AnyPoolTraining:
@@ -88,10 +103,15 @@ __all__ = [
     "FitRequest",
     "Judged",
     "Loaded",
+    "PartitionFit",
+    "PartitionRequest",
+    "PoolRoutes",
     "ReferenceRequest",
     "RouterKind",
     "anypool_training",
     "fitters_for",
     "kind_of",
+    "partition_fits",
+    "reference_rows",
     "references_for",
 ]

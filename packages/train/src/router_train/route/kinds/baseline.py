@@ -31,6 +31,7 @@ from router_train.route.spec import CheckpointSpec
 from router_train.route.task import RouteTask
 from router_train.scoring.baseline_fitter import BalancedLogregFitter, BaselineFitter
 from router_train.scoring.baseline_scores import in_pool
+from router_train.scoring.baselines import BALANCED_LOGREG_NAME
 from router_train.scoring.dial import DialCalibration
 from router_train.scoring.fitter import Fitter
 from router_train.text_features import tfidf_matrix
@@ -102,5 +103,11 @@ KIND = RouterKind(
     checkpoint=BaselineCheckpoint,
     load=load,
     judge=judge,
-    fit=Fit("router-train fit", fitters, reference=True, references=references),
+    fit=Fit(
+        "router-train fit",
+        fitters,
+        reference=True,
+        references=references,
+        reference_rows=(BALANCED_LOGREG_NAME,),
+    ),
 )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from router_oracle.results_matrix import load_results_matrix
+from router_oracle.results_matrix import load_results_matrix, matrix_of
 from router_train.irt.checkpoint import (
     IrtCheckpoint,
     check_covered,
@@ -20,13 +20,17 @@ from router_train.irt.checkpoint import (
     predicted_probabilities,
     read_irt,
 )
-from router_train.irt.fitter import IrtFitter
+from router_train.irt.fitter import IRT_ROUTER_NAME, IrtFitter
 from router_train.irt.router import FittedIrtRouter, near_tie_scores
+from router_train.irt.shared_fit import fit_partition
 from router_train.route.kinds.kind import (
     Fit,
     FitRequest,
     Judged,
     Loaded,
+    PartitionFit,
+    PartitionRequest,
+    PoolRoutes,
     RouterKind,
     check_fixed,
     refuse_candidates,
@@ -82,10 +86,27 @@ def fitters(request: FitRequest) -> list[Fitter]:
     return [IrtFitter(matrix, request.table.pool)]
 
 
+def partition(request: PartitionRequest) -> list[PoolRoutes]:
+    """evaluate-anypool's `irt` row in one task partition: one fit on its train tasks' rows of every
+    candidate run, a held-out group's included (their cold start: train tasks only), routing every pool
+    with that pool's own near-tie tolerance (`irt.shared_fit`)."""
+    matrix = matrix_of(request.index.candidates, origin=request.index.label)
+    return fit_partition(
+        request.index,
+        matrix,
+        request.train_ids,
+        request.test_ids,
+        request.pools,
+        config=request.irt,
+        seed=request.seed,
+        label=request.label,
+    )
+
+
 KIND = RouterKind(
     name="irt",
     checkpoint=IrtCheckpoint,
     load=load,
     judge=judge,
-    fit=Fit("router-train fit irt", fitters),
+    fit=Fit("router-train fit irt", fitters, partition=PartitionFit(IRT_ROUTER_NAME, partition)),
 )

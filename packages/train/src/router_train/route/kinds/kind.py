@@ -17,10 +17,12 @@ from router_oracle.table import OracleTable, TaskRecord
 from router_train.anypool.config import AnyPoolTrainConfig
 from router_train.anypool.irt_inputs import AnyPoolIrtState
 from router_train.anypool.trainer import AnyPoolTrainResult, ScoreCache
+from router_train.irt.router import IrtConfig
 from router_train.local.config import LocalTrainConfig
 from router_train.route.operating_point import Calibrator
 from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec, RouteError
+from router_train.scoring.dial import RouterScores
 from router_train.scoring.fitter import Fitter
 
 
@@ -74,6 +76,45 @@ class ReferenceRequest:
     """The local GRPO reference's configuration (`local-grpo`: the defaults; few steps with `--quick`)."""
 
 
+@dataclass(frozen=True)
+class PartitionRequest:
+    """What `router-train evaluate-anypool` asks a kind with a partition-shared row (`Fit.partition`) to
+    fit in one task partition: one fit on the train tasks, routing every evaluation pool on the test
+    tasks."""
+
+    index: CandidateIndex
+    """The candidates (every run's outcomes); a fit reads only the train tasks' rows."""
+    train_ids: Sequence[str]
+    """The partition's train task ids, in partition order."""
+    test_ids: Sequence[str]
+    """The partition's test task ids, in partition order: the tasks routed."""
+    pools: Sequence[Sequence[str]]
+    """Every distinct evaluation pool's model ids, in the report's order."""
+    irt: IrtConfig
+    """The IRT settings' grids (`--irt`), searched by inner cross-validation on the train tasks."""
+    seed: int
+    """Seed of the fit."""
+    label: str
+    """The partition's name, for messages."""
+
+
+PoolRoutes = tuple[list[str], RouterScores]
+"""A partition-shared fit on one pool: its route of each test task (partition order) and its per-model
+scores on the pool's train and test tasks (its cost dial's curve)."""
+
+
+@dataclass(frozen=True)
+class PartitionFit:
+    """A row of `router-train evaluate-anypool` fitted once per task partition and shared by every
+    evaluation pool of it (the `irt` row, `--irt`): what one fit on every run's train-task rows gives
+    each pool."""
+
+    row: str
+    """The report's row name."""
+    fit: Callable[[PartitionRequest], list[PoolRoutes]]
+    """The partition's fit, one `PoolRoutes` per `PartitionRequest.pools` entry, in order."""
+
+
 class AnyPoolTrainer(Protocol):
     """Trains one router of any pool on `train_task_ids` with pools drawn from `model_ids`
     (`anypool.train_any_pool`); `score_cache` and `irt` are work shared between the trainings of one
@@ -120,6 +161,12 @@ class Fit:
     """`router-train evaluate-anypool`'s fixed-pool references of this kind for the request's pool, each
     fitted in every task partition: one with `fit_scored_many` runs every partition's training at once and
     gives its scores (its cost-dial curve), any other gives its decisions per partition; None: none."""
+    reference_rows: tuple[str, ...] = ()
+    """The rows `references` gives, in order (the report's reference rows, its plot's styles);
+    `evaluate-anypool` checks every fit gives exactly these."""
+    partition: PartitionFit | None = None
+    """`router-train evaluate-anypool`'s row of this kind shared by every pool of a task partition
+    (`--irt`); None: none."""
     anypool: AnyPoolTraining | None = None
     """How `router-train evaluate-anypool` trains it, for a kind that routes any pool; None: not such a
     kind."""

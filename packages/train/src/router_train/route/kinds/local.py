@@ -82,5 +82,5 @@ KIND = RouterKind(
     checkpoint=LocalCheckpoint,
     load=load,
     judge=judge,
-    fit=Fit("router-train local", fitters, references=references),
+    fit=Fit("router-train local", fitters, references=references, reference_rows=(LOCAL_ROUTER_NAME,)),
 )
