@@ -20,7 +20,9 @@ from router_train.local import irt_features as irt_module
 from router_train.local.checkpoint import checkpoint_of, load_policy, save_checkpoint
 from router_train.local.config import FeatureConfig, LocalTrainError
 from router_train.local.features import feature_dim, featurize, fit_features
+from router_train.local.fitter import LocalFitter
 from router_train.local.trainer import fit_policy
+from router_train.scoring.calibration import held_out_calibration
 
 IRT = FeatureConfig(irt=True)
 SMALL = LocalTrainConfig(steps=15, tasks_per_step=16, samples_per_task=4, shift_folds=0, features=IRT)
@@ -113,3 +115,22 @@ def test_checkpoint_carries_the_irt_fit(table: OracleTable, tmp_path: Path) -> N
     loaded = load_policy(path)
     assert np.allclose(loaded.logits(test), policy.logits(test))
     assert loaded.route(test) == policy.route(test)
+
+
+def test_evaluate_gets_the_predictions_behind_the_columns_to_calibrate(table: OracleTable) -> None:
+    """On IRT inputs the local fitter's scores carry the test tasks' predicted resolve probabilities (in its
+    pool order): the columns the policy read, unstandardised; without them, none."""
+    train, test = table.tasks[:150], table.tasks[150:200]
+    pool = list(reversed(table.pool.ids))  # an order other than the IRT state's
+    (scores,) = LocalFitter("local-grpo+irt", SMALL, pool).fit_scored(train, test, 0)[1]
+    policy = fit_policy(SMALL, train, pool).policy
+    assert policy.feature_state.irt is not None
+    state = policy.feature_state.irt
+    cols = irt_module.irt_columns(state, test) * state.scale + state.mean
+    order = [state.pool.ids.index(m) for m in pool]
+    assert scores.probabilities is not None and scores.probabilities.shape == (len(test), len(pool))
+    assert np.allclose(scores.probabilities, 1 / (1 + np.exp(-cols[:, order])))
+    (cal,) = held_out_calibration([list(test)], [[scores]])
+    assert cal.router == "local-grpo+irt" and [m.model for m in cal.models] == pool
+    plain = LocalTrainConfig(steps=15, tasks_per_step=16, samples_per_task=4, shift_folds=0)
+    assert LocalFitter("local-grpo", plain, pool).fit_scored(train, test, 0)[1][0].probabilities is None

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from router_oracle.table import TaskRecord
 from router_train.local.config import LocalTrainConfig
+from router_train.local.irt_features import irt_probabilities
 from router_train.local.lockstep import fit_policies
 from router_train.local.policy import RouterPolicy
 from router_train.local.trainer import fit_policy
@@ -36,7 +37,9 @@ class LocalFitter:
     def fit_scored(
         self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int
     ) -> tuple[list[Decisions], list[RouterScores]]:
-        """Its decisions, and the policy's logits on the train and test tasks (its cost dial)."""
+        """Its decisions, and the policy's logits on the train and test tasks (its cost dial); on IRT inputs
+        (`FeatureConfig.irt`) the test tasks' predicted resolve probabilities behind them too (evaluate
+        reports their calibration)."""
         return self._decide(fit_policy(self.config, train, self.pool).policy, train, test)
 
     def fit_scored_many(
@@ -52,7 +55,12 @@ class LocalFitter:
     ) -> tuple[list[Decisions], list[RouterScores]]:
         routes = policy.route(list(test))
         picks: dict[str, list[str | None]] = {t.instance_id: [r] for t, r in zip(test, routes, strict=True)}
+        irt = policy.feature_state.irt  # on IRT inputs: their predicted resolve rates, to be calibrated
         scores = RouterScores(
-            self.name, list(self.pool), policy.logits(list(train)), policy.logits(list(test))
+            self.name,
+            list(self.pool),
+            policy.logits(list(train)),
+            policy.logits(list(test)),
+            probabilities=None if irt is None else irt_probabilities(irt, test, self.pool),
         )
         return [from_labels(self.name, "local", picks)], [scores]

@@ -20,7 +20,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.special import logit
+from scipy.special import expit, logit
 
 from router_oracle.derive import CandidateIndex
 from router_oracle.frozen_model import FrozenModel
@@ -85,6 +85,23 @@ def fit_irt_features(tasks: Sequence[TaskRecord], pool_ids: Sequence[str], seed:
 
 def irt_columns(state: IrtFeatureState, tasks: Sequence[TaskRecord]) -> np.ndarray:
     """(tasks, pool models) standardised predicted logits: out-of-fold for train tasks, from text else."""
+    result: np.ndarray = (_logits(state, tasks) - np.asarray(state.mean)) / np.asarray(state.scale)
+    return result
+
+
+def irt_probabilities(
+    state: IrtFeatureState, tasks: Sequence[TaskRecord], pool_ids: Sequence[str]
+) -> np.ndarray:
+    """(tasks, `pool_ids`) the predicted resolve probabilities behind the columns (clipped to
+    [CLIP, 1 - CLIP]), columns in `pool_ids` order: what `router-train evaluate` reports the calibration of
+    for a router on IRT inputs."""
+    column = {m: j for j, m in enumerate(state.pool.ids)}
+    p: np.ndarray = expit(_logits(state, tasks)[:, [column[m] for m in pool_ids]])
+    return p
+
+
+def _logits(state: IrtFeatureState, tasks: Sequence[TaskRecord]) -> np.ndarray:
+    """(tasks, pool models) predicted logits, before standardising: `irt_columns`' source."""
     k = len(state.pool.models)
     out = np.zeros((len(tasks), k))
     new = [i for i, t in enumerate(tasks) if t.instance_id not in state.train_logits]
@@ -95,5 +112,4 @@ def irt_columns(state: IrtFeatureState, tasks: Sequence[TaskRecord]) -> np.ndarr
         router = FittedIrtRouter.from_fit(state.fit)
         p = router.run_probabilities([tasks[i] for i in new])
         out[new] = predicted_logits(pool_probabilities(p, state.fit.run_ids, state.pool))
-    result: np.ndarray = (out - np.asarray(state.mean)) / np.asarray(state.scale)
-    return result
+    return out
