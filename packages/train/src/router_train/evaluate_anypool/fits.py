@@ -141,12 +141,14 @@ def fit_all(
         for pool in group_pools:
             if tuple(pool.ids) not in distinct:
                 distinct.append(tuple(pool.ids))
-    # One unit per group (every partition) and per distinct pool (every partition): see the module
-    # docstring. Any-pool units take several times longer: first, so the workers end together. A group
-    # without evaluation pools has nothing to route: no router is trained for it.
-    shared_fits = partition_fits() if irt_config is not None and distinct else []
+    # One unit per group (every partition), per partition-shared row and partition (every distinct pool;
+    # `shared_units`) and per distinct pool (every partition): see the module docstring. Any-pool units
+    # take several times longer: first, so the workers end together. A group without evaluation pools has
+    # nothing to route: no router is trained for it.
+    fits = partition_fits() if irt_config is not None and distinct else []
+    shared_units = [(f, pi) for f in fits for pi in range(len(partitions))]
     units = [("anypool", gi) for gi in range(len(groups)) if pools[gi]]
-    units += [(f"shared:{si}", pi) for si in range(len(shared_fits)) for pi in range(len(partitions))]
+    units += [("shared", si) for si in range(len(shared_units))]
     units += [("fixed", qi) for qi in range(len(distinct))]
     training = anypool_training()
     irt_inputs: list[AnyPoolIrtState | None] = [None] * len(partitions)
@@ -213,17 +215,19 @@ def fit_all(
                     fold_decisions.extend(fitter(train, test, seed))
         return out
 
-    def shared_unit(si: int, pi: int, shared: SharedRows) -> list[PoolRoutes]:
+    def shared_unit(si: int, shared: SharedRows) -> list[PoolRoutes]:
         assert irt_config is not None
+        fit, pi = shared_units[si]
         p = partitions[pi]
-        request = PartitionRequest(shared, _ids(p.train), _ids(p.test), distinct, irt_config, seed, p.label)
-        return shared_fits[si].fit(request)
+        return fit.fit(
+            PartitionRequest(shared, _ids(p.train), _ids(p.test), distinct, irt_config, seed, p.label)
+        )
 
     def fit_unit(u: int) -> list[AnyPoolFit] | list[FixedFit] | list[PoolRoutes]:
         kind, target = units[u]
         shared = SharedRows(index)  # rows live as long as the unit: one group's, one pool's or partition's
-        if kind.startswith("shared:"):
-            return shared_unit(int(kind.removeprefix("shared:")), target, shared)
+        if kind == "shared":
+            return shared_unit(target, shared)
         return anypool_unit(target, shared) if kind == "anypool" else fixed_unit(target, shared)
 
     per_unit = fork_map(
@@ -233,13 +237,14 @@ def fit_all(
     out = Routed()
     results: list[tuple[str, int, int, AnyPoolFit | FixedFit]] = []
     for (kind, target), unit_results in zip(units, per_unit, strict=True):
-        if kind.startswith("shared:"):  # one partition, every distinct pool
-            p, row = partitions[target], shared_fits[int(kind.removeprefix("shared:"))].row
+        if kind == "shared":  # one row in one partition, every distinct pool
+            fit, pi = shared_units[target]
+            p, row = partitions[pi], fit.row
             per_pool = cast(list[PoolRoutes], unit_results)
             if len(per_pool) != len(distinct):
                 raise EvaluateError(f"{row} routed {len(per_pool)} pools of {p.label}, not {len(distinct)}")
             for qi, (row_routes, row_scores) in enumerate(per_pool):
-                out.shared_scores.setdefault(row, {}).setdefault(distinct[qi], {})[target] = row_scores
+                out.shared_scores.setdefault(row, {}).setdefault(distinct[qi], {})[pi] = row_scores
                 picks = out.shared.setdefault(row, {}).setdefault(distinct[qi], [{} for _ in range(repeats)])
                 _put(picks, p.repeat, _ids(p.test), row_routes, f"{row} on pool {list(distinct[qi])}")
             continue
