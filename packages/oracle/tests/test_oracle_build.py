@@ -12,10 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle_samples import FIXTURES, leaderboard_results, write_tasks, write_trajectories
 
-from router_oracle.build import build_default_table, build_table
+from router_oracle.build import build_table
 from router_oracle.data_files import leaderboard_path
 from router_oracle.errors import OracleInputError
 from router_oracle.pool_file import load_pool
+from router_oracle.sources.registry import SourceSpec
 from router_oracle.stats import compute_stats
 from router_oracle.table import OracleTable, Pool, PoolModel, dumps_table
 from router_oracle.table_check import loads_table
@@ -35,7 +36,7 @@ def board() -> dict:
 
 @pytest.fixture(scope="module")
 def default_table() -> OracleTable:
-    return build_default_table()
+    return build_table("bash-only")
 
 
 # --- the real tables ---------------------------------------------------------------------------
@@ -55,7 +56,7 @@ def test_default_table_matches_the_leaderboard(default_table: OracleTable, board
         )
     assert [s.kind for s in t.sources] == ["tasks", "leaderboard"]
     assert all(s.path.startswith("router_oracle/data/") for s in t.sources)
-    assert t.command == "router-oracle build --pool default --leaderboard bundled --tie-cost measured"
+    assert t.command == "router-oracle build --pool bash-only --leaderboard bundled --tie-cost measured"
 
 
 def test_every_pick_follows_the_rule(default_table: OracleTable) -> None:
@@ -81,19 +82,19 @@ def test_multi_run_table_aggregates_rollouts(board: dict) -> None:
 
 def test_build_is_fast_deterministic_and_round_trips(default_table: OracleTable, tmp_path: Path) -> None:
     start = time.perf_counter()
-    again = build_default_table()
+    again = build_table("bash-only")
     assert time.perf_counter() - start < 3.0
     text = dumps_table(default_table)
     assert dumps_table(again) == text
     assert loads_table(text) == default_table and dumps_table(loads_table(text)) == text
     out = tmp_path / "t.json"
-    build_table("default", output=out)
-    build_table("default", output=tmp_path / "u.json")
+    build_table("bash-only", output=out)
+    build_table("bash-only", output=tmp_path / "u.json")
     assert out.read_bytes().replace(b"t.json", b"u.json") == (tmp_path / "u.json").read_bytes()
 
 
 def test_price_tie_cost(tmp_path: Path) -> None:
-    pool = load_pool("default")
+    pool = load_pool("bash-only")
     prices = {"claude-opus-4.6": 0.55, "gpt-5.2-high": 0.47, "kimi-k2.5-high": 0.15}
     priced = Pool(
         name="priced",
@@ -104,7 +105,7 @@ def test_price_tie_cost(tmp_path: Path) -> None:
     for x in t.tasks:
         assert x.oracle == min(x.best, key=lambda i: (prices[i], i))
     with pytest.raises(OracleInputError, match="needs a `price` for every model"):
-        build_table("default", tie_cost="price")
+        build_table("bash-only", tie_cost="price")
 
 
 # --- merging other sources ---------------------------------------------------------------------
@@ -128,15 +129,17 @@ def test_harness_report_plus_trajectories_reproduce_the_leaderboard_table(
     report_path = tmp_path / "moonshot__kimi-k2.5.local.json"
     report_path.write_text(json.dumps(report, indent=4))
     trajs = write_trajectories(tmp_path / "trajs", {i: details[i]["cost"] for i in ids})
-    base = load_pool("default")
+    base = load_pool("bash-only")
     pool = Pool(
         name="local", models=[*base.models[:2], base.models[2].model_copy(update={"runs": ["local-kimi"]})]
     )
     t = build_table(
         pool,
-        leaderboards=["bundled"],
-        harness_reports=[(report_path, "local-kimi")],
-        trajectories=[(trajs, "local-kimi")],
+        sources=[
+            SourceSpec("leaderboard", "bundled"),
+            SourceSpec("harness_report", str(report_path), "local-kimi"),
+            SourceSpec("trajectories", str(trajs), "local-kimi"),
+        ],
     )
     assert [s.kind for s in t.sources] == ["tasks", "leaderboard", "harness_report", "trajectories"]
     for a, b in zip(t.tasks, default_table.tasks, strict=True):
@@ -150,8 +153,12 @@ def test_long_table_only_build(tmp_path: Path) -> None:
     tasks = write_tasks(
         tmp_path, ["astropy__astropy-12907", "astropy__astropy-13033", "astropy__astropy-13236"]
     )
-    t_csv = build_table("default", long_tables=[FIXTURES / "long_table.csv"], tasks=tasks)
-    t_jsonl = build_table("default", long_tables=[FIXTURES / "long_table.jsonl"], tasks=tasks)
+    t_csv = build_table(
+        "bash-only", sources=[SourceSpec("long_table", str(FIXTURES / "long_table.csv"))], tasks=tasks
+    )
+    t_jsonl = build_table(
+        "bash-only", sources=[SourceSpec("long_table", str(FIXTURES / "long_table.jsonl"))], tasks=tasks
+    )
     assert [x.oracle for x in t_csv.tasks] == [x.oracle for x in t_jsonl.tasks]
     assert [x.model_dump()["per_model"] for x in t_csv.tasks] == [
         x.model_dump()["per_model"] for x in t_jsonl.tasks
@@ -167,7 +174,9 @@ def test_long_table_only_build(tmp_path: Path) -> None:
 def test_unknown_task_id(tmp_path: Path) -> None:
     tasks = write_tasks(tmp_path, ["astropy__astropy-12907", "astropy__astropy-13033"])
     with pytest.raises(OracleInputError, match="unknown task id 'astropy__astropy-13236'") as exc:
-        build_table("default", long_tables=[FIXTURES / "long_table.csv"], tasks=tasks)
+        build_table(
+            "bash-only", sources=[SourceSpec("long_table", str(FIXTURES / "long_table.csv"))], tasks=tasks
+        )
     assert "long_table.csv: line 8" in str(exc.value)
 
 
@@ -183,7 +192,7 @@ def test_model_missing_tasks(tmp_path: Path) -> None:
     with pytest.raises(
         OracleInputError, match=r"model 'kimi-k2.5-high' run .*: no resolved for 1 of 3 tasks"
     ):
-        build_table("default", long_tables=[partial], tasks=tasks)
+        build_table("bash-only", sources=[SourceSpec("long_table", str(partial))], tasks=tasks)
 
 
 def test_cost_missing_when_only_a_harness_report_is_given(tmp_path: Path) -> None:
@@ -193,19 +202,31 @@ def test_cost_missing_when_only_a_harness_report_is_given(tmp_path: Path) -> Non
     with pytest.raises(
         OracleInputError, match=r"no cost for 7 of 7 tasks .*sources with this run: .*gemini-3-pro"
     ):
-        build_table(pool, harness_reports=[(report, "g1")], tasks=write_tasks(tmp_path, ids))
+        build_table(
+            pool, sources=[SourceSpec("harness_report", str(report), "g1")], tasks=write_tasks(tmp_path, ids)
+        )
 
 
 def test_duplicate_rows(tmp_path: Path) -> None:
     with pytest.raises(OracleInputError, match="duplicate row: resolved for 'astropy__astropy-12907'"):
-        build_table("default", leaderboards=["bundled", leaderboard_path()])
+        build_table(
+            "bash-only",
+            sources=[
+                SourceSpec("leaderboard", "bundled"),
+                SourceSpec("leaderboard", str(leaderboard_path())),
+            ],
+        )
     dup = tmp_path / "dup.jsonl"
     line = (FIXTURES / "long_table.jsonl").read_text().splitlines()[0]
     dup.write_text(line + "\n" + line + "\n")
     with pytest.raises(
         OracleInputError, match=r"dup.jsonl: line 2: duplicate row: .* already given by .*line 1"
     ):
-        build_table("default", long_tables=[dup], tasks=write_tasks(tmp_path, ["astropy__astropy-12907"]))
+        build_table(
+            "bash-only",
+            sources=[SourceSpec("long_table", str(dup))],
+            tasks=write_tasks(tmp_path, ["astropy__astropy-12907"]),
+        )
 
 
 def test_long_table_model_must_own_the_run(tmp_path: Path) -> None:
@@ -214,22 +235,26 @@ def test_long_table_model_must_own_the_run(tmp_path: Path) -> None:
         f"instance_id,model,run,resolved,cost\nastropy__astropy-12907,kimi-k2.5-high,{OPUS},true,1\n"
     )
     with pytest.raises(OracleInputError, match="does not own run"):
-        build_table("default", long_tables=[bad], tasks=write_tasks(tmp_path, ["astropy__astropy-12907"]))
+        build_table(
+            "bash-only",
+            sources=[SourceSpec("long_table", str(bad))],
+            tasks=write_tasks(tmp_path, ["astropy__astropy-12907"]),
+        )
 
 
 def test_pool_run_that_no_source_has(tmp_path: Path) -> None:
     pool = tmp_path / "pool.toml"
     pool.write_text('name = "p"\n[[models]]\nid = "ghost"\nname = "Ghost"\nruns = ["20990101_no-such-run"]\n')
-    with pytest.raises(OracleInputError, match="names run '20990101_no-such-run' that no source has"):
+    with pytest.raises(OracleInputError, match="no bundled source holds any of its runs"):
         build_table(pool)
-    with pytest.raises(OracleInputError, match="no result sources given"):
-        build_table(pool, leaderboards=[])
+    with pytest.raises(OracleInputError, match="names run '20990101_no-such-run' that no source has"):
+        build_table(pool, sources=[SourceSpec("leaderboard", "bundled")])
 
 
 def test_explicit_run_must_be_in_the_pool() -> None:
     report = FIXTURES / "harness" / "older-summary.json"
-    with pytest.raises(OracleInputError, match="--run 'typo' is not a run of pool 'default'"):
-        build_table("default", harness_reports=[(report, "typo")])
+    with pytest.raises(OracleInputError, match="--run 'typo' is not a run of pool 'bash-only'"):
+        build_table("bash-only", sources=[SourceSpec("harness_report", str(report), "typo")])
 
 
 def test_bad_tasks_file(tmp_path: Path) -> None:
@@ -242,7 +267,7 @@ def test_bad_tasks_file(tmp_path: Path) -> None:
     ]:
         path.write_text(text)
         with pytest.raises(OracleInputError, match=message):
-            build_table("default", tasks=path)
+            build_table("bash-only", tasks=path)
 
 
 # --- determinism on random inputs --------------------------------------------------------------
@@ -274,11 +299,11 @@ def test_random_long_tables_rebuild_byte_identical_and_round_trip(tmp_path_facto
     table_file = tmp / "long.jsonl"
     table_file.write_text("\n".join(lines) + "\n")
     pool = Pool(name="rand", models=[PoolModel(id=m, name=m.upper(), runs=RUNS[m]) for m in order])
-    first = build_table(pool, long_tables=[table_file], tasks=tasks)
-    second = build_table(pool, long_tables=[table_file], tasks=tasks)
+    first = build_table(pool, sources=[SourceSpec("long_table", str(table_file))], tasks=tasks)
+    second = build_table(pool, sources=[SourceSpec("long_table", str(table_file))], tasks=tasks)
     assert dumps_table(first) == dumps_table(second)
     assert loads_table(dumps_table(first)) == first
     # pool order never changes a pick
     canonical = Pool(name="rand", models=[PoolModel(id=m, name=m.upper(), runs=RUNS[m]) for m in RUNS])
-    other = build_table(canonical, long_tables=[table_file], tasks=tasks)
+    other = build_table(canonical, sources=[SourceSpec("long_table", str(table_file))], tasks=tasks)
     assert [(x.oracle, x.best) for x in first.tasks] == [(x.oracle, x.best) for x in other.tasks]

@@ -23,7 +23,8 @@ from router_oracle.cli import main
 from router_oracle.derive import CandidateIndex, derive_table
 from router_oracle.errors import OracleInputError
 from router_oracle.leaderboard_models import base_model, reasoning_effort
-from router_oracle.sources.leaderboard import LeaderboardEntry
+from router_oracle.sources.registry import SourceSpec
+from router_oracle.sources.run_entry import MINI_SWE_AGENT, RunEntry
 from router_oracle.table import Pool, TableError, dumps_table
 from router_oracle.table_check import load_table
 
@@ -35,12 +36,13 @@ def index() -> CandidateIndex:
     return CandidateIndex.load("bundled")
 
 
-def entry(tag: str | None, name: str, run: str = "r") -> LeaderboardEntry:
-    return LeaderboardEntry(
+def entry(tag: str | None, name: str, run: str = "r") -> RunEntry:
+    return RunEntry(
         run=run,
         name=name,
         tags=(f"Model: {tag}",) if tag else (),
-        scaffold=None,
+        harness=MINI_SWE_AGENT,
+        agent_version=None,
         date=None,
         headline_resolved=None,
         resolved_count=None,
@@ -128,7 +130,7 @@ def _check_derived_equals_built(index: CandidateIndex, ids: list[str]) -> None:
         description=derived.pool.description,
         models=[index.candidates.model(i).pool_model() for i in ids],
     )
-    built = build_table(pool, leaderboards=["bundled"])
+    built = build_table(pool, sources=[SourceSpec("leaderboard", "bundled")])
     assert derived.pool == built.pool and derived.rule == built.rule
     assert derived.tasks == built.tasks
     assert derived.sources[0].kind == "candidates" and derived.sources[1:] == built.sources
@@ -235,7 +237,7 @@ def test_build_from_a_small_leaderboard(tmp_path: Path) -> None:
             _entry("2026_short", "acme-4", "Acme 4", [True], 50.0),
         ],
     )
-    c = build_candidates([board], tasks=tasks)
+    c = build_candidates([SourceSpec("leaderboard", str(board))], tasks=tasks)
     assert c.ids == ["acme-1.5", "acme-1.5-high"]
     high = c.model("acme-1.5-high")
     assert [r.run for r in high.runs] == ["2025_a1", "2026_a2"] and high.name == "Acme 1.5 (high reasoning)"
@@ -263,10 +265,10 @@ def test_id_clash_and_empty_leaderboards_are_errors(tmp_path: Path) -> None:
         ],
     )
     with pytest.raises(OracleInputError, match=r"share the id\(s\) \['acme-high'\]"):
-        build_candidates([clash], tasks=tasks)
+        build_candidates([SourceSpec("leaderboard", str(clash))], tasks=tasks)
     empty = _board(tmp_path, [_entry("a", "acme", "Acme", None)])
     with pytest.raises(OracleInputError, match="no run has per-task data"):
-        build_candidates([empty], tasks=tasks)
+        build_candidates([SourceSpec("leaderboard", str(empty))], tasks=tasks)
 
 
 # --- the CLI -----------------------------------------------------------------------------------

@@ -23,23 +23,23 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_build_default_writes_the_same_table_as_the_api(in_tmp: Path, capsys) -> None:
-    assert main(["build", "--pool", "default", "-o", "table.json"]) == 0
-    assert "wrote table.json: 500 tasks, pool default" in capsys.readouterr().out
+    assert main(["build", "--pool", "bash-only", "-o", "table.json"]) == 0
+    assert "wrote table.json: 500 tasks, pool bash-only" in capsys.readouterr().out
     text = (in_tmp / "table.json").read_text()
-    assert text == dumps_table(build_table("default", output="again.json")).replace(
+    assert text == dumps_table(build_table("bash-only", output="again.json")).replace(
         "again.json", "table.json"
     )
     assert load_table("table.json").command == (
-        "router-oracle build --pool default --leaderboard bundled --tie-cost measured -o table.json"
+        "router-oracle build --pool bash-only --leaderboard bundled --tie-cost measured -o table.json"
     )
 
 
 def test_stats_text_and_json(in_tmp: Path, capsys) -> None:
-    main(["build", "--pool", "default", "-o", "t.json"])
+    main(["build", "--pool", "bash-only", "-o", "t.json"])
     capsys.readouterr()
     assert main(["stats", "t.json"]) == 0
     text = capsys.readouterr().out
-    assert "pool default: 3 models, 500 tasks" in text
+    assert "pool bash-only: 3 models, 500 tasks" in text
     assert "claude-opus-4.6    378.0  75.6%" in text and "oracle" in text and "all-fail tasks" in text
     assert main(["stats", "t.json", "--json"]) == 0
     first = capsys.readouterr().out
@@ -53,7 +53,7 @@ def test_stats_text_and_json(in_tmp: Path, capsys) -> None:
 
 
 def test_stats_shows_the_noise_estimate_next_to_the_oracle(in_tmp: Path, capsys) -> None:
-    main(["build", "--pool", "default", "-o", "t.json"])
+    main(["build", "--pool", "bash-only", "-o", "t.json"])
     capsys.readouterr()
     main(["stats", "t.json"])
     lines = capsys.readouterr().out.splitlines()
@@ -176,7 +176,7 @@ def test_stats_rejects_bad_tables(in_tmp: Path, capsys) -> None:
     (in_tmp / "junk.json").write_text("{}")
     assert main(["stats", "junk.json"]) == 2
     assert "junk.json: not a valid oracle table" in capsys.readouterr().err
-    table = build_table("default")
+    table = build_table("bash-only")
     task = table.tasks[0]
     wrong = next(i for i in table.pool.ids if i != task.oracle)
     tampered = table.model_copy(

@@ -72,7 +72,7 @@ def test_display_path_is_machine_independent_and_tells_files_apart(
 
 
 def test_default_pool_is_the_reference_pool() -> None:
-    pool = load_pool("default")
+    pool = load_pool("bash-only")
     assert pool.ids == ["claude-opus-4.6", "gpt-5.2-high", "kimi-k2.5-high"]
     assert [m.runs for m in pool.models] == [
         ["20260217_mini-v2.0.0_claude-4-6-opus"],
@@ -81,7 +81,7 @@ def test_default_pool_is_the_reference_pool() -> None:
     ]
 
 
-@pytest.mark.parametrize("name", ["default", "multi_run"])
+@pytest.mark.parametrize("name", ["bash-only", "multi_run"])
 def test_every_bundled_pool_run_has_full_per_task_data(name: str) -> None:
     board = {e["folder"]: e.get("per_instance_details") for e in leaderboard_results()}
     pool = load_pool(name)

@@ -106,7 +106,7 @@ def test_three_runs_are_compared_pairwise() -> None:
 def test_bundled_pairs_match_the_issue() -> None:
     """The issue's table: GPT-5.2 (high) 12.2% (28 / 33), Claude Opus 4.5 10.0% (19 / 31), DeepSeek V3.2
     20.0% (25 / 75), each pair's oracle +5.6 / +3.8 / +5.0 points above its better run."""
-    est = estimate_noise(build_table("default"))
+    est = estimate_noise(build_table("bash-only"))
     got = {m.id: m.pairs[0] for m in est.measured}
     for model, d, a_only, b_only, gain in [
         ("gpt-5.2-high", 0.122, 28, 33, 5.6),
@@ -275,7 +275,7 @@ def test_single_run_user_table_says_noise_is_not_measured() -> None:
 
 
 def test_subset_of_tasks_and_the_sentence() -> None:
-    table = build_table("default")
+    table = build_table("bash-only")
     ids = [t.instance_id for t in table.tasks[::5]]
     est = estimate_noise(table, ids)
     assert est.tasks == 100
@@ -295,7 +295,7 @@ def test_subset_of_tasks_and_the_sentence() -> None:
 
 def test_default_pool_figures() -> None:
     """The figures the README quotes (`router-oracle stats` on the default pool)."""
-    est = estimate_noise(build_table("default"))
+    est = estimate_noise(build_table("bash-only"))
     assert est.headroom_points == pytest.approx(11.3, abs=0.05)
     assert est.noise is not None and est.upper is not None
     assert (round(est.noise.noise_points, 1), round(est.upper.noise_points, 1)) == (5.7, 7.1)
@@ -305,7 +305,7 @@ def test_default_pool_figures() -> None:
         ("claude-sonnet-4.5", "closest resolve rate"),
     ]
     # deterministic: the same table gives the same bytes
-    again = estimate_noise(build_table("default"))
+    again = estimate_noise(build_table("bash-only"))
     assert json.dumps(again.model_dump(mode="json")) == json.dumps(est.model_dump(mode="json"))
 
 
@@ -316,7 +316,7 @@ def test_multi_run_pool_uses_its_own_runs() -> None:
 
 
 def test_more_rollouts_make_the_labels_cleaner() -> None:
-    est = estimate_noise(build_table("default"))
+    est = estimate_noise(build_table("bash-only"))
     assert est.noise is not None and est.upper is not None
     assert with_rollouts(est, 1) == (est.noise, est.upper)  # the default pool has one run per model
     lows = [with_rollouts(est, r)[0].noise_points for r in (1, 2, 4, 8)]

@@ -17,6 +17,7 @@ from router_oracle.build import build_table
 from router_oracle.cli import main
 from router_oracle.errors import OracleInputError
 from router_oracle.run_labels import ReportLabel, report_label
+from router_oracle.sources.registry import SourceSpec
 from router_oracle.table_check import load_table
 
 REPORT = FIXTURES / "harness/google__gemini-3-pro-preview.gemini-3-pro-sample.json"
@@ -88,8 +89,12 @@ def test_runs_are_inferred_from_the_files(runs: Path, capsys: pytest.CaptureFixt
         "pool.toml",
         tasks="tasks.jsonl",
         output="t.json",
-        harness_reports=[(_report(runs, "g1"), "g1"), (_report(runs, "o1.v2"), "o1.v2")],
-        trajectories=[(runs / "g1/trajs", "g1"), (runs / "o1.v2/trajs", "o1.v2")],
+        sources=[
+            SourceSpec("harness_report", str(_report(runs, "g1")), "g1"),
+            SourceSpec("harness_report", str(_report(runs, "o1.v2")), "o1.v2"),
+            SourceSpec("trajectories", str(runs / "g1/trajs"), "g1"),
+            SourceSpec("trajectories", str(runs / "o1.v2/trajs"), "o1.v2"),
+        ],
     )
     assert explicit == table
 
@@ -121,9 +126,15 @@ def test_without_run_and_without_a_label_the_build_asks_for_run(runs: Path) -> N
     plain = runs / "report.json"
     plain.write_text(Path(_report(runs, "g1")).read_text())
     with pytest.raises(OracleInputError, match=r"give --run RUN: the file name is not <model>\.<run>\.json"):
-        build_table("pool.toml", tasks="tasks.jsonl", harness_reports=[(plain, None)])
+        build_table(
+            "pool.toml", tasks="tasks.jsonl", sources=[SourceSpec("harness_report", str(plain), None)]
+        )
     with pytest.raises(OracleInputError, match="give --run RUN: the trajectories record model"):
-        build_table("pool.toml", tasks="tasks.jsonl", trajectories=[(runs / "g1/trajs", None)])
+        build_table(
+            "pool.toml",
+            tasks="tasks.jsonl",
+            sources=[SourceSpec("trajectories", str(runs / "g1/trajs"), None)],
+        )
 
 
 def test_a_directory_mixing_two_models_is_refused(runs: Path) -> None:
@@ -133,7 +144,9 @@ def test_a_directory_mixing_two_models_is_refused(runs: Path) -> None:
     doc["info"]["config"]["model"]["model_name"] = GEMINI
     one.write_text(json.dumps(doc))
     with pytest.raises(OracleInputError, match="one trajectory directory must hold one run of one model"):
-        build_table("pool.toml", tasks="tasks.jsonl", trajectories=[(mixed, "o1.v2")])
+        build_table(
+            "pool.toml", tasks="tasks.jsonl", sources=[SourceSpec("trajectories", str(mixed), "o1.v2")]
+        )
 
 
 def test_provenance_tells_sources_apart_and_the_command_reruns_as_written(
@@ -159,5 +172,7 @@ def test_the_bundled_tasks_file_is_recorded_by_omitting_tasks(tmp_path: Path, mo
     from router_oracle.data_files import leaderboard_path, tasks_path
 
     monkeypatch.chdir(tmp_path)
-    table = build_table("default", tasks=tasks_path(), leaderboards=[leaderboard_path()])
-    assert table.command == "router-oracle build --pool default --leaderboard bundled --tie-cost measured"
+    table = build_table(
+        "bash-only", tasks=tasks_path(), sources=[SourceSpec("leaderboard", str(leaderboard_path()))]
+    )
+    assert table.command == "router-oracle build --pool bash-only --leaderboard bundled --tie-cost measured"

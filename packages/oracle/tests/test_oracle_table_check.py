@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from router_oracle.build import build_default_table, build_table
+from router_oracle.build import build_table
 from router_oracle.cli import main
 from router_oracle.pool_file import load_pool
 from router_oracle.table import Pool, TableError, dumps_table
@@ -22,8 +22,8 @@ Doc = dict[str, Any]
 
 @pytest.fixture(scope="module")
 def doc() -> Doc:
-    """The default table's first 40 tasks, as plain JSON (a valid table)."""
-    d: Doc = json.loads(dumps_table(build_default_table()))
+    """The bash-only table's first 40 tasks, as plain JSON (a valid table)."""
+    d: Doc = json.loads(dumps_table(build_table("bash-only")))
     d["tasks"] = d["tasks"][:40]
     return d
 
@@ -79,7 +79,7 @@ def _one_model(d: Doc) -> str:
     for t in d["tasks"]:
         t["per_model"] = {keep: t["per_model"][keep]}
         t.update(oracle=keep, best=[keep], all_failed=t["per_model"][keep]["resolve_rate"] == 0)
-    return f"pool 'default' has 1 model ({keep}); a router needs at least 2 to choose between"
+    return f"pool 'bash-only' has 1 model ({keep}); a router needs at least 2 to choose between"
 
 
 BREAKS: list[Callable[[Doc], str]] = [
@@ -121,7 +121,7 @@ def test_a_valid_table_passes_and_the_picks_are_the_rules(doc: Doc) -> None:
 
 
 def test_build_refuses_a_pool_of_one_model(tmp_path: Path) -> None:
-    pool = load_pool("default")
+    pool = load_pool("bash-only")
     one = Pool(name="solo", models=pool.models[:1])
     with pytest.raises(TableError, match="pool 'solo' has 1 model"):
         build_table(one, output=tmp_path / "t.json")
@@ -131,6 +131,6 @@ def test_build_refuses_a_pool_of_one_model(tmp_path: Path) -> None:
 def test_a_price_rule_without_prices_is_a_table_error_naming_the_task(doc: Doc) -> None:
     d = copy.deepcopy(doc)
     d["rule"]["tie_cost"] = "price"
-    prefix = r"^t\.json: task astropy__astropy-12907: pool 'default': tie_cost=price"
+    prefix = r"^t\.json: task astropy__astropy-12907: pool 'bash-only': tie_cost=price"
     with pytest.raises(TableError, match=prefix):
         loads_table(json.dumps(d), origin="t.json")

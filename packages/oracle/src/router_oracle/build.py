@@ -10,20 +10,16 @@ from __future__ import annotations
 import math
 import os
 import shlex
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Collection, Sequence
+from dataclasses import replace
 from typing import Literal, Protocol
 
-from router_oracle.data_files import display_path, is_bundled, leaderboard_path, tasks_path
+from router_oracle.data_files import display_path, is_bundled, tasks_path
 from router_oracle.errors import OracleInputError
 from router_oracle.merge import Cell, merge_sources
 from router_oracle.pool_file import load_pool, pool_label
-from router_oracle.run_labels import report_label, report_run, trajectories_run
-from router_oracle.sources.harness_report import read_harness_report
-from router_oracle.sources.leaderboard import read_leaderboard
-from router_oracle.sources.long_table import read_long_table
+from router_oracle.sources.registry import BUNDLED, SOURCE_KINDS, ReadContext, SourceSpec
 from router_oracle.sources.rows import LoadedSource
-from router_oracle.sources.trajectories import read_trajectories
 from router_oracle.table import (
     ModelOutcome,
     OracleRule,
@@ -34,50 +30,57 @@ from router_oracle.table import (
     write_table,
 )
 from router_oracle.table_check import check_table
-from router_oracle.tasks_file import read_tasks
+from router_oracle.tasks_file import is_table_tasks, read_tasks
 from router_oracle.tie_rule import pick_for_task, tie_costs
 
 PathLike = str | os.PathLike[str]
-BUNDLED = "bundled"
-"""`--leaderboard bundled` (or `leaderboards=["bundled"]`) names the bundled leaderboard."""
-
-
-def _leaderboard_file(spec: PathLike) -> Path:
-    return leaderboard_path() if str(spec) == BUNDLED else Path(spec)
 
 
 def canonical_command(
     pool_spec: str,
     *,
-    leaderboards: Sequence[PathLike],
-    harness_reports: Sequence[tuple[PathLike, str]],
-    trajectories: Sequence[tuple[PathLike, str]],
-    long_tables: Sequence[PathLike],
+    sources: Sequence[SourceSpec],
     tasks: PathLike | None,
     tie_cost: str,
     output: PathLike | None,
+    drop_missing: bool = False,
 ) -> str:
     """The `router-oracle build` command line these arguments amount to, re-runnable as written.
 
     Paths are written as `display_path` names them (so from the directory the build ran in, the same
     files are read); bundled files by the options that select them (`--leaderboard bundled`, no
-    `--tasks`), never by their package-relative name. Every run is written out, inferred ones too.
+    `--tasks`), never by their package-relative name. Sources in `SOURCE_KINDS` order, each kind's in the
+    order given; every run of a one-run source is written out, inferred ones too.
     """
     parts = ["router-oracle", "build", "--pool", pool_spec]
-    for lb in leaderboards:
-        parts += ["--leaderboard", BUNDLED if str(lb) == BUNDLED or is_bundled(lb) else display_path(lb)]
-    for path, run in harness_reports:
-        parts += ["--harness-report", display_path(path), "--run", run]
-    for path, run in trajectories:
-        parts += ["--trajectories", display_path(path), "--run", run]
-    for lt in long_tables:
-        parts += ["--long-table", display_path(lt)]
+    for kind in SOURCE_KINDS:
+        for spec in (s for s in sources if s.kind == kind.kind):
+            parts += [kind.flag, BUNDLED if kind.is_bundled(spec.path) else display_path(spec.path)]
+            if kind.takes_run:
+                parts += ["--run", spec.run or ""]
     if tasks is not None and not is_bundled(tasks):
         parts += ["--tasks", display_path(tasks)]
     parts += ["--tie-cost", tie_cost]
+    if drop_missing:
+        parts += ["--drop-missing"]
     if output is not None:
         parts += ["-o", display_path(output)]
     return shlex.join(parts)
+
+
+def read_sources(
+    sources: Sequence[SourceSpec], pool_runs: Collection[str], *, progress: bool = False
+) -> list[tuple[SourceSpec, LoadedSource]]:
+    """Read every source, kind by kind in `SOURCE_KINDS` order, each with the run it was assigned
+    (a one-run source's `--run`, or the run its file says: `router_oracle.run_labels`)."""
+    ctx = ReadContext(pool_runs=pool_runs, progress=progress)
+    out = []
+    for kind in SOURCE_KINDS:
+        for spec in (s for s in sources if s.kind == kind.kind):
+            loaded, run = kind.read(kind.path(spec.path), spec.run, ctx)
+            licensed = loaded.source.model_copy(update={"license": kind.license_of(spec.path)})
+            out.append((SourceSpec(spec.kind, spec.path, run), replace(loaded, source=licensed)))
+    return out
 
 
 def model_outcome(outcomes: Sequence[RunOutcome]) -> ModelOutcome:
@@ -131,78 +134,87 @@ def task_record(
     )
 
 
+def bundled_sources_for(pool: Pool) -> list[SourceSpec]:
+    """The bundled sources that hold the pool's runs (what a build reads when given no source)."""
+    runs = {run for m in pool.models for run in m.runs}
+    out = []
+    for kind in SOURCE_KINDS:
+        if (
+            kind.bundled is not None
+            and kind.entries is not None
+            and runs & {e.run for e in kind.entries(kind.bundled())}
+        ):
+            out.append(SourceSpec(kind.kind, BUNDLED))
+    return out
+
+
 def build_table(
     pool: Pool | PathLike = "default",
     *,
-    leaderboards: Sequence[PathLike] | None = None,
-    harness_reports: Sequence[tuple[PathLike, str | None]] = (),
-    trajectories: Sequence[tuple[PathLike, str | None]] = (),
-    long_tables: Sequence[PathLike] = (),
+    sources: Sequence[SourceSpec] = (),
     tasks: PathLike | None = None,
     tie_cost: Literal["measured", "price"] = "measured",
     output: PathLike | None = None,
     progress: bool = False,
+    drop_missing: bool = False,
 ) -> OracleTable:
     """Build (and, with `output`, atomically write) an oracle table.
 
-    `pool`: a bundled pool name (`default`, `multi_run`), a pool TOML path, or a `Pool`.
-    `leaderboards`: leaderboard JSON files (`"bundled"` = the bundled one); None means the bundled
-    leaderboard when no other source is given, else none. `harness_reports` / `trajectories`:
-    `(path, run)` pairs, `run` a run of the pool, or None to take the run the file says (see
-    `router_oracle.run_labels`; a `run` the file contradicts is refused). `tasks`: task JSONL
-    (default: bundled). The table passes `table_check.check_table` before it is written.
-    Raises `OracleInputError` (or `TableError`) on any bad input; then nothing is written.
+    `pool`: a bundled pool name (`default`, `bash-only`, ...), a pool TOML path, or a `Pool`.
+    `sources`: the result files (`SourceSpec`s of the kinds in `router_oracle.sources.registry`); none
+    means the bundled sources that hold the pool's runs. A one-run source's `run` is a run of the pool, or
+    None to take the run the file says (see `router_oracle.run_labels`; a `run` the file contradicts is
+    refused). `tasks`: task JSONL (default: bundled). The table passes `table_check.check_table` before
+    it is written. `drop_missing`: leave out the tasks where a pool run has no result (the OpenHands
+    Index publishes a few `null`s) instead of refusing them. Raises `OracleInputError` (or `TableError`)
+    on any bad input; then nothing is written.
     """
     pool_obj = pool if isinstance(pool, Pool) else load_pool(pool)
     pool_spec = pool.name if isinstance(pool, Pool) else pool_label(pool)
-    if leaderboards is None:
-        leaderboards = [] if (harness_reports or trajectories or long_tables) else [BUNDLED]
     rule = OracleRule(tie_cost=tie_cost)
     pool_runs = {run for m in pool_obj.models for run in m.runs}
-    for flag, pairs in (("--harness-report", harness_reports), ("--trajectories", trajectories)):
-        for path, run in pairs:
-            if run is not None and run not in pool_runs:
-                raise OracleInputError(f"{path}: {flag} --run {run!r} is not a run of pool {pool_obj.name!r}")
-    reports = [(p, report_run(p, r, pool_runs)) for p, r in harness_reports]
-    if not (leaderboards or harness_reports or trajectories or long_tables):
-        raise OracleInputError("no result sources given")
+    if not sources:
+        sources = bundled_sources_for(pool_obj)
+        if not sources:
+            raise OracleInputError(
+                f"pool {pool_obj.name!r}: no bundled source holds any of its runs "
+                f"({', '.join(sorted(pool_runs))}); "
+                f"give its results with a source flag ({', '.join(k.flag for k in SOURCE_KINDS)})"
+            )
+    for spec in sources:
+        if spec.run is not None and spec.run not in pool_runs:
+            raise OracleInputError(
+                f"{spec.path}: {spec.source_kind.flag} --run {spec.run!r} "
+                f"is not a run of pool {pool_obj.name!r}"
+            )
     if tie_cost == "price":
         tie_costs(pool_obj, rule, {})  # fail early when a price is missing
     task_rows, task_source = read_tasks(tasks if tasks is not None else tasks_path())
-    loaded: list[LoadedSource] = [
-        read_leaderboard(_leaderboard_file(lb), runs=pool_runs) for lb in leaderboards
-    ]
-    loaded += [read_harness_report(p, run=r) for p, r in reports]
-    labels = [lab for lab in (report_label(p, pool_runs) for p, _ in reports) if lab is not None]
-    trajs: list[tuple[PathLike, str]] = []
-    for p, given in trajectories:
-        source = read_trajectories(p, run=given or "", progress=progress)
-        run = trajectories_run(p, given, source.model, labels)
-        loaded.append(source if run == given else source.with_run(run))
-        trajs.append((p, run))
-    loaded += [read_long_table(p) for p in long_tables]
+    read = read_sources(sources, pool_runs, progress=progress)
+    loaded = [source for _, source in read]
     task_ids = [t.instance_id for t in task_rows]
-    merged = merge_sources(loaded, pool_obj, task_ids)
+    subset = tasks is not None and is_table_tasks(tasks)
+    merged = merge_sources(loaded, pool_obj, task_ids, drop_missing=drop_missing, other_tasks=subset)
+    kept = set(next(iter(merged.values()))) if merged else set()
     records = [
         task_record(
             t, pool_obj, rule, {m.id: _outcome(m.runs, merged, t.instance_id) for m in pool_obj.models}
         )
         for t in task_rows
+        if t.instance_id in kept
     ]
     command = canonical_command(
         pool_spec,
-        leaderboards=leaderboards,
-        harness_reports=reports,
-        trajectories=trajs,
-        long_tables=long_tables,
+        sources=[spec for spec, _ in read],
         tasks=tasks,
         tie_cost=tie_cost,
         output=output,
+        drop_missing=drop_missing,
     )
     table = OracleTable(
         pool=pool_obj,
         rule=rule,
-        sources=[task_source, *(s.source for s in loaded)],
+        sources=[task_source, *(source.source for source in loaded)],
         command=command,
         tasks=records,
     )

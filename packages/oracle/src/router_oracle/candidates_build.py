@@ -11,7 +11,7 @@ import os
 import shlex
 from collections.abc import Sequence
 
-from router_oracle.build import BUNDLED
+from router_oracle.build import read_sources
 from router_oracle.candidates import (
     CandidateModel,
     CandidateRun,
@@ -20,11 +20,11 @@ from router_oracle.candidates import (
     ExcludedRun,
     write_candidates,
 )
-from router_oracle.data_files import display_path, leaderboard_path, tasks_path
+from router_oracle.data_files import display_path, tasks_path
 from router_oracle.errors import OracleInputError
 from router_oracle.leaderboard_models import MAX_HEADLINE_GAP, ModelGroup, group_runs
 from router_oracle.merge import merge_sources
-from router_oracle.sources.leaderboard import read_leaderboard, read_leaderboard_entries
+from router_oracle.sources.registry import BUNDLED, SOURCE_KINDS, SourceSpec
 from router_oracle.table import Pool
 from router_oracle.tasks_file import read_tasks
 
@@ -40,13 +40,12 @@ GROUPING = (
 """`CandidatesTable.grouping` of tables built here: the rule of `router_oracle.leaderboard_models`."""
 
 
-def canonical_command(
-    leaderboards: Sequence[PathLike], tasks: PathLike | None, output: PathLike | None
-) -> str:
+def canonical_command(sources: Sequence[SourceSpec], tasks: PathLike | None, output: PathLike | None) -> str:
     """The `router-oracle candidates` command line these arguments amount to, with no absolute paths."""
     parts = ["router-oracle", "candidates"]
-    for lb in leaderboards:
-        parts += ["--leaderboard", BUNDLED if str(lb) == BUNDLED else display_path(lb)]
+    for spec in sources:
+        kind = spec.source_kind
+        parts += [kind.flag, BUNDLED if str(spec.path) == BUNDLED else display_path(spec.path)]
     if tasks is not None:
         parts += ["--tasks", display_path(tasks)]
     if output is not None:
@@ -67,7 +66,7 @@ def _model(group: ModelGroup) -> CandidateModel:
                 name=e.name,
                 model_tag=e.tag("Model"),
                 org=e.tag("Org"),
-                scaffold=e.scaffold,
+                scaffold=e.agent_version,
                 date=e.date,
                 headline_resolved=e.headline_resolved,
             )
@@ -77,39 +76,50 @@ def _model(group: ModelGroup) -> CandidateModel:
 
 
 def build_candidates(
-    leaderboards: Sequence[PathLike] = (BUNDLED,),
+    sources: Sequence[SourceSpec] = (SourceSpec("leaderboard", BUNDLED),),
     *,
     tasks: PathLike | None = None,
     output: PathLike | None = None,
 ) -> CandidatesTable:
-    """Build (and, with `output`, atomically write) the candidates table of leaderboard files.
+    """Build (and, with `output`, atomically write) the candidates table of result files.
 
-    `leaderboards`: swe-bench.com leaderboard JSON files (`"bundled"` = the bundled one); their runs are
-    grouped together (a run id in two files is a duplicate-row error). `tasks`: task JSONL (default:
-    bundled). Raises `OracleInputError` on bad input; then nothing is written.
+    `sources`: files of kinds that publish many runs (`SourceKind.entries`: leaderboards, the OpenHands
+    Index; `bundled` = the bundled one); their runs are grouped together (a run id in two files is a
+    duplicate-row error). `tasks`: task JSONL (default: bundled). Raises `OracleInputError` on bad input;
+    then nothing is written.
     """
-    if not leaderboards:
-        raise OracleInputError("no leaderboard given")
-    files = [leaderboard_path() if str(lb) == BUNDLED else lb for lb in leaderboards]
+    if not sources:
+        raise OracleInputError("no result source given")
+    for spec in sources:
+        if spec.source_kind.entries is None:
+            runs_kinds = ", ".join(k.flag for k in SOURCE_KINDS if k.entries is not None)
+            raise OracleInputError(
+                f"{spec.path}: {spec.source_kind.flag} holds one run, "
+                f"not a set of candidate runs ({runs_kinds})"
+            )
     task_rows, task_source = read_tasks(tasks if tasks is not None else tasks_path())
     task_ids = [t.instance_id for t in task_rows]
-    entries = [e for f in files for e in read_leaderboard_entries(f)]
+    entries = []
+    for spec in sources:
+        kind = spec.source_kind
+        assert kind.entries is not None
+        entries += kind.entries(kind.path(spec.path))
     groups, exclusions = group_runs(entries, task_ids)
     if not groups:
         raise OracleInputError(
-            f"{', '.join(map(str, leaderboards))}: no run has per-task data for every task"
+            f"{', '.join(s.path for s in sources)}: no run has per-task data for every task"
         )
     models = [_model(g) for g in groups]
     pool = Pool(name="candidates", models=[m.pool_model() for m in models])
     runs = [r for m in pool.models for r in m.runs]
-    loaded = [read_leaderboard(f, runs=set(runs)) for f in files]
+    loaded = [source for _, source in read_sources(sources, set(runs))]
     merged = merge_sources(loaded, pool, task_ids)
     table = CandidatesTable(
         grouping=GROUPING,
         models=models,
         excluded=[ExcludedRun(run=x.entry.run, name=x.entry.name, reason=x.reason) for x in exclusions],
         sources=[task_source, *(s.source for s in loaded)],
-        command=canonical_command(leaderboards, tasks, output),
+        command=canonical_command(sources, tasks, output),
         runs=runs,
         tasks=[
             CandidateTask(

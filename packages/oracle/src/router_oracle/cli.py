@@ -20,39 +20,64 @@ from collections.abc import Sequence
 from typing import Any
 
 from router_oracle.atomic_file import refuse_inputs_as_outputs
-from router_oracle.build import BUNDLED, build_table
+from router_oracle.build import build_table
 from router_oracle.candidates import BUNDLED_CANDIDATES, candidates_path, load_candidates
 from router_oracle.candidates_build import build_candidates
 from router_oracle.cli_runner import run_cli
 from router_oracle.config_flag import field_flag
-from router_oracle.data_files import leaderboard_path, tasks_path
+from router_oracle.data_files import tasks_path
 from router_oracle.derive import DEFAULT_POOL_NAME, CandidateIndex
 from router_oracle.noise import METHOD
 from router_oracle.pool_file import resolve_pool_spec
+from router_oracle.sources.registry import BUNDLED, KINDS_BY_FLAG, KINDS_BY_NAME, SOURCE_KINDS, SourceSpec
 from router_oracle.stats import compute_stats, format_models, format_stats, stats_json
-from router_oracle.table import OracleRule, write_table
+from router_oracle.table import OracleRule, OracleTable, license_summary, write_table
 from router_oracle.table_check import load_table
 
 
-class _RunSource(argparse.Action):
-    """`--harness-report F` / `--trajectories DIR`: remembered in order, each with the `--run` after it."""
+class _Source(argparse.Action):
+    """A source flag (`SOURCE_KINDS`): remembered in order as `[kind, path, run]`, the run filled by a
+    `--run` right after it."""
 
     def __call__(
         self, parser: argparse.ArgumentParser, ns: argparse.Namespace, value: Any, opt: Any = None
     ) -> None:
-        ns.run_sources = [*(getattr(ns, "run_sources", None) or []), [opt, value, None]]
+        ns.sources = [*(getattr(ns, "sources", None) or []), [KINDS_BY_FLAG[str(opt)].kind, value, None]]
+
+
+_RUN_FLAGS = " or ".join(k.flag for k in SOURCE_KINDS if k.takes_run)
 
 
 class _Run(argparse.Action):
-    """`--run RUN`: the run id of the `--harness-report` / `--trajectories` just before it."""
+    """`--run RUN`: the run id of the one-run source (`SourceKind.takes_run`) just before it."""
 
     def __call__(
         self, parser: argparse.ArgumentParser, ns: argparse.Namespace, value: Any, opt: Any = None
     ) -> None:
-        pending = getattr(ns, "run_sources", None) or []
-        if not pending or pending[-1][2] is not None:
-            parser.error("--run must follow a --harness-report or --trajectories")
+        pending = getattr(ns, "sources", None) or []
+        if not pending or not KINDS_BY_NAME[pending[-1][0]].takes_run or pending[-1][2] is not None:
+            parser.error(f"--run must follow a {_RUN_FLAGS}")
         pending[-1][2] = value
+
+
+def _add_source_flags(parser: argparse.ArgumentParser, *, runs: bool) -> None:
+    """One flag per source kind (`--run` after a one-run kind's, when `runs`)."""
+    for kind in SOURCE_KINDS:
+        if kind.takes_run and not runs:
+            continue
+        parser.add_argument(kind.flag, action=_Source, metavar=kind.metavar, help=kind.help)
+    if runs:
+        parser.add_argument(
+            "--run",
+            action=_Run,
+            metavar="RUN",
+            help="pool run of the preceding report/trajectories (checked against what the file says)",
+        )
+    parser.set_defaults(sources=[])
+
+
+def _specs(args: argparse.Namespace) -> list[SourceSpec]:
+    return [SourceSpec(kind, path, run) for kind, path, run in args.sources]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -67,37 +92,18 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--pool",
         default=None,
-        help="bundled pool name (default, multi_run) or a TOML path (default: default)",
+        help="bundled pool name (default, bash-only, multi_run, ...) or a TOML path (default: default); with "
+        "no source flag, the bundled sources that hold its runs are read",
     )
-    b.add_argument(
-        "--leaderboard",
-        action="append",
-        default=None,
-        metavar="F",
-        help=f"swe-bench.com leaderboard JSON[.gz] ('{BUNDLED}' = the bundled one; the default when no "
-        "other source is given)",
-    )
-    b.add_argument(
-        "--harness-report",
-        action=_RunSource,
-        metavar="F",
-        help="SWE-bench harness run report; named <model>.<run>.json for a pool run, it needs no --run",
-    )
-    b.add_argument(
-        "--trajectories",
-        action=_RunSource,
-        metavar="DIR",
-        help="mini-SWE-agent *.traj.json dir; needs no --run when a --harness-report names its model",
-    )
-    b.add_argument(
-        "--run",
-        action=_Run,
-        metavar="RUN",
-        help="pool run of the preceding report/trajectories (checked against what the file says)",
-    )
-    b.add_argument("--long-table", action="append", default=[], metavar="F", help="CSV/JSONL long table")
+    _add_source_flags(b, runs=True)
     b.add_argument("--tasks", default=None, metavar="F", help="task JSONL[.gz] (default: bundled)")
     field_flag(b, OracleRule, "tie_cost", default=OracleRule.model_fields["tie_cost"].default)
+    b.add_argument(
+        "--drop-missing",
+        action="store_true",
+        help="leave out the tasks where a pool run has no result (the OpenHands Index has a few nulls), "
+        "instead of refusing the build; the printed line counts them",
+    )
     b.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars on stderr")
     b.add_argument(
         "--from-candidates",
@@ -117,7 +123,6 @@ def _parser() -> argparse.ArgumentParser:
         "--pool-name", default=None, help="with --from-candidates: the pool's name (default: subset)"
     )
     b.add_argument("-o", "--output", required=True, help="table JSON to write")
-    b.set_defaults(run_sources=[])
     c = sub.add_parser(
         "candidates",
         help="build a candidates table: every usable leaderboard run per task, grouped into models",
@@ -126,13 +131,7 @@ def _parser() -> argparse.ArgumentParser:
         "per-task data (recorded with the reason), and write every run's outcome on every task. "
         "`router-oracle build --from-candidates F --models ...` derives any subset pool's oracle table.",
     )
-    c.add_argument(
-        "--leaderboard",
-        action="append",
-        default=None,
-        metavar="F",
-        help=f"swe-bench.com leaderboard JSON[.gz] ('{BUNDLED}' = the bundled one, the default)",
-    )
+    _add_source_flags(c, runs=False)
     c.add_argument("--tasks", default=None, metavar="F", help="task JSONL[.gz] (default: bundled)")
     c.add_argument("-o", "--output", required=True, help="candidates JSON to write")
     m = sub.add_parser("models", help="list the candidate models of a candidates table")
@@ -158,20 +157,24 @@ def _parser() -> argparse.ArgumentParser:
 
 def _inputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
     """Every file a `build` or `candidates` run reads, by flag (bundled names as their files)."""
-
-    def board(spec: str) -> str:
-        return str(leaderboard_path()) if spec == BUNDLED else spec
-
     out: list[tuple[str, str | None]] = [("--tasks", args.tasks or str(tasks_path()))]
-    out += [("--leaderboard", board(b)) for b in args.leaderboard or [BUNDLED]]
     for name in ("pool", "from_candidates"):
         value = getattr(args, name, None)
         if value is not None:
             path = resolve_pool_spec(value) if name == "pool" else candidates_path(value)
             out.append((f"--{name.replace('_', '-')}", str(path)))
-    out += [(flag, path) for flag, path, _ in getattr(args, "run_sources", [])]
-    out += [("--long-table", path) for path in getattr(args, "long_table", [])]
+    for spec in _specs(args) or _default_sources(args):
+        out.append((spec.source_kind.flag, str(spec.source_kind.path(spec.path))))
     return out
+
+
+def _default_sources(args: argparse.Namespace) -> list[SourceSpec]:
+    """What `candidates` reads when given no source flag (`build` reads the bundled sources holding its
+    pool's runs)."""
+    if args.command == "candidates":
+        return [SourceSpec("leaderboard", BUNDLED)]
+    # A build without source flags reads bundled files: none of them may be its output.
+    return [SourceSpec(k.kind, BUNDLED) for k in SOURCE_KINDS if k.bundled is not None]
 
 
 def _derive(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -179,9 +182,8 @@ def _derive(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         flag
         for flag, value in (
             ("--pool", args.pool),
-            ("--leaderboard", args.leaderboard),
-            ("--harness-report/--trajectories", args.run_sources),
-            ("--long-table", args.long_table),
+            ("source flags", args.sources),
+            ("--drop-missing", args.drop_missing),
             ("--tasks", args.tasks),
         )
         if value
@@ -197,9 +199,7 @@ def _derive(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         ids, pool_name=args.pool_name or DEFAULT_POOL_NAME, output=args.output
     )
     write_table(table, args.output)
-    print(
-        f"wrote {args.output}: {len(table.tasks)} tasks, pool {table.pool.name} ({', '.join(table.pool.ids)})"
-    )
+    _wrote(args.output, table)
     return 0
 
 
@@ -210,19 +210,21 @@ def _build(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("--models and --pool-name go with --from-candidates")
     table = build_table(
         args.pool or "default",
-        leaderboards=args.leaderboard,
-        harness_reports=[(p, r) for o, p, r in args.run_sources if o == "--harness-report"],
-        trajectories=[(p, r) for o, p, r in args.run_sources if o == "--trajectories"],
-        long_tables=args.long_table,
+        sources=_specs(args),
         tasks=args.tasks,
         tie_cost=args.tie_cost,
         output=args.output,
         progress=args.progress,
+        drop_missing=args.drop_missing,
     )
-    print(
-        f"wrote {args.output}: {len(table.tasks)} tasks, pool {table.pool.name} ({', '.join(table.pool.ids)})"
-    )
+    _wrote(args.output, table)
     return 0
+
+
+def _wrote(output: str, table: OracleTable) -> None:
+    """The closing lines of a build: what was written and the licences it inherits."""
+    print(f"wrote {output}: {len(table.tasks)} tasks, pool {table.pool.name} ({', '.join(table.pool.ids)})")
+    print(f"  licence: {license_summary(table.sources)}")
 
 
 def _stats(args: argparse.Namespace) -> int:
@@ -232,7 +234,7 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _candidates(args: argparse.Namespace) -> int:
-    table = build_candidates(args.leaderboard or [BUNDLED], tasks=args.tasks, output=args.output)
+    table = build_candidates(_specs(args) or _default_sources(args), tasks=args.tasks, output=args.output)
     print(
         f"wrote {args.output}: {len(table.models)} models from {len(table.runs)} runs, "
         f"{len(table.tasks)} tasks; {len(table.excluded)} runs left out"

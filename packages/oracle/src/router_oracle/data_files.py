@@ -23,6 +23,7 @@ BUNDLED_PREFIX = "router_oracle/data"
 
 TASKS_FILE = "swebench-verified-tasks.jsonl.gz"
 LEADERBOARD_FILE = "swebench-bash-only-leaderboard-2026-02-26.json.gz"
+OPENHANDS_FILE = "openhands-index-results-2026-06-30.tar.gz"
 
 
 def tasks_path() -> Path:
@@ -33,6 +34,11 @@ def tasks_path() -> Path:
 def leaderboard_path() -> Path:
     """The bundled swe-bench.com bash-only leaderboard (JSON, gzipped; CC BY-NC 4.0)."""
     return DATA_DIR / LEADERBOARD_FILE
+
+
+def openhands_path() -> Path:
+    """The bundled OpenHands Index results release of 2026-06-30 (the archive as released; MIT)."""
+    return DATA_DIR / OPENHANDS_FILE
 
 
 def pool_names() -> list[str]:

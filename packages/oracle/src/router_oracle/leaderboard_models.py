@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from router_oracle.errors import OracleInputError
-from router_oracle.sources.leaderboard import LeaderboardEntry
+from router_oracle.sources.run_entry import RunEntry
 
 EFFORTS = ("minimal", "low", "medium", "high", "xhigh")
 """Reasoning-effort words rule 2 recognises in an entry's name."""
@@ -67,7 +67,7 @@ class ModelGroup:
     """Stated reasoning effort (rule 2), None for the provider's default."""
     provider: str | None
     """The earliest run's `Org:` tag, lowercased, letters and digits only (`Z-AI`, `Z.ai` -> `zai`)."""
-    entries: tuple[LeaderboardEntry, ...]
+    entries: tuple[RunEntry, ...]
     """The runs' leaderboard entries, ordered by run id."""
 
 
@@ -75,13 +75,13 @@ class ModelGroup:
 class Exclusion:
     """A run rule 4 leaves out, and why."""
 
-    entry: LeaderboardEntry
+    entry: RunEntry
     """The run's leaderboard entry."""
     reason: str
     """Why it is left out, one sentence."""
 
 
-def base_model(entry: LeaderboardEntry) -> str:
+def base_model(entry: RunEntry) -> str:
     """Rule 1: the entry's base model name."""
     tag = entry.tag("Model")
     # Without a tag, the name minus its parentheses (dates, efforts: rules 2 and 3 read those).
@@ -96,7 +96,7 @@ def base_model(entry: LeaderboardEntry) -> str:
     return name
 
 
-def reasoning_effort(entry: LeaderboardEntry) -> str | None:
+def reasoning_effort(entry: RunEntry) -> str | None:
     """Rule 2: the effort the entry's name states, or None."""
     found = {m.lower() for m in _EFFORT_WORD.findall(entry.name)}
     if len(found) > 1:
@@ -104,18 +104,18 @@ def reasoning_effort(entry: LeaderboardEntry) -> str | None:
     return found.pop() if found else None
 
 
-def provider(entry: LeaderboardEntry) -> str | None:
+def provider(entry: RunEntry) -> str | None:
     """The entry's `Org:` tag, lowercased, letters and digits only; None without one."""
     org = entry.tag("Org")
     return re.sub(r"[^a-z0-9]", "", org.lower()) or None if org else None
 
 
-def display_name(entry: LeaderboardEntry) -> str:
+def display_name(entry: RunEntry) -> str:
     """Rule 3: the entry's name without release-date parentheses."""
     return _DATE_PAREN.sub("", entry.name).strip() or entry.run
 
 
-def exclusion_reason(entry: LeaderboardEntry, task_ids: Sequence[str]) -> str | None:
+def exclusion_reason(entry: RunEntry, task_ids: Sequence[str]) -> str | None:
     """Rule 4: why the run cannot be a candidate, or None when it can."""
     if entry.task_ids is None or entry.resolved_count is None:
         return "no per-task data (per_instance_details is null)"
@@ -133,11 +133,11 @@ def exclusion_reason(entry: LeaderboardEntry, task_ids: Sequence[str]) -> str | 
 
 
 def group_runs(
-    entries: Sequence[LeaderboardEntry], task_ids: Sequence[str]
+    entries: Sequence[RunEntry], task_ids: Sequence[str]
 ) -> tuple[list[ModelGroup], list[Exclusion]]:
     """Rules 1-4 over a leaderboard's entries: the candidate models (sorted by id) and the exclusions
     (in entry order)."""
-    groups: dict[tuple[str, str | None], list[LeaderboardEntry]] = {}
+    groups: dict[tuple[str, str | None], list[RunEntry]] = {}
     excluded: list[Exclusion] = []
     for e in entries:
         reason = exclusion_reason(e, task_ids)

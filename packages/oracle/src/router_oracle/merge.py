@@ -48,9 +48,16 @@ def _examples(ids: Sequence[str], n: int = 3) -> str:
 
 
 def merge_sources(
-    sources: Sequence[LoadedSource], pool: Pool, task_ids: Sequence[str]
+    sources: Sequence[LoadedSource],
+    pool: Pool,
+    task_ids: Sequence[str],
+    *,
+    drop_missing: bool = False,
+    other_tasks: bool = False,
 ) -> dict[str, dict[str, Cell]]:
-    """`{run: {task_id: Cell}}` for every run of the pool and every task."""
+    """`{run: {task_id: Cell}}` for every run of the pool and every task (with `drop_missing`: every task
+    where each pool run has both fields; a run with no row at all is still refused). `other_tasks`: rows
+    of tasks outside `task_ids` are ignored (the tasks are a chosen subset) instead of refused."""
     owner = {run: m.id for m in pool.models for run in m.runs}
     known = set(task_ids)
     resolved: dict[tuple[str, str], tuple[bool, str]] = {}
@@ -66,6 +73,8 @@ def merge_sources(
                     f"(pool {pool.name!r} lists it under {owner[row.run]!r})"
                 )
             if row.task_id not in known:
+                if other_tasks:
+                    continue
                 raise OracleInputError(f"{row.where}: unknown task id {row.task_id!r} (not in the task file)")
             if not seen_in[row.run] or seen_in[row.run][-1] != src.name:
                 seen_in[row.run].append(src.name)
@@ -74,6 +83,11 @@ def merge_sources(
             if row.cost is not None:
                 _claim(cost, "cost", row.cost, row)
     names = ", ".join(s.name for s in sources) or "none"
+    if drop_missing:
+        runs = list(owner)
+        task_ids = [t for t in task_ids if all((r, t) in resolved and (r, t) in cost for r in runs)]
+        if not task_ids:
+            raise OracleInputError(f"pool {pool.name!r}: no task has a result from every pool run")
     merged: dict[str, dict[str, Cell]] = {}
     for model in pool.models:
         for run in model.runs:

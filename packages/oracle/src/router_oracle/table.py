@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Sequence
 from typing import Final, Literal
 
 from pydantic import (
@@ -90,16 +91,53 @@ class OracleRule(FrozenModel):
     """When performance and cost both tie: the lexicographically smallest model id wins."""
 
 
+ResultSourceKind = Literal["leaderboard", "openhands", "harness_report", "trajectories", "long_table"]
+"""The result-source kinds (`router_oracle.sources.registry.SOURCE_KINDS` holds one entry for each)."""
+
+
 class SourceFile(FrozenModel):
     """One input file that went into the table."""
 
     path: str
     """The file as `data_files.display_path` names it: bundled files by their package-relative name,
     relative paths as given, absolute ones relative to the working directory when under it, else whole."""
-    kind: Literal["leaderboard", "harness_report", "trajectories", "long_table", "tasks", "candidates"]
-    """Which importer read it (`candidates`: the candidates table a subset pool's table was derived from)."""
+    kind: ResultSourceKind | Literal["tasks", "candidates"]
+    """Which importer read it (a result-source kind; `tasks`: the task file; `candidates`: the candidates
+    table a subset pool's table was derived from)."""
     sha256: str
     """Hex sha256 of the file's bytes."""
+    license: str | None = None
+    """SPDX id of the file's licence where known (the bundled files: `MIT`, `CC-BY-NC-4.0`,
+    `BSD-3-Clause`); None when the file did not come with one the project knows."""
+
+
+NON_COMMERCIAL = frozenset({"CC-BY-NC-4.0"})
+"""Licences that allow non-commercial use only."""
+
+
+def license_summary(sources: Sequence[SourceFile]) -> str:
+    """One line on the licences a table inherits from its sources: the results' and the task texts'.
+
+    e.g. `results MIT; task texts BSD-3-Clause`, or `results CC-BY-NC-4.0 (non-commercial use only) + MIT;
+    task texts BSD-3-Clause`; a source whose licence is not known is `not stated`."""
+
+    def names(kinds: set[str] | None, exclude: set[str]) -> str:
+        found = sorted(
+            {
+                s.license or "not stated"
+                for s in sources
+                if (kinds is None or s.kind in kinds) and s.kind not in exclude
+            }
+        )
+        text = " + ".join(f"{x} (non-commercial use only)" if x in NON_COMMERCIAL else x for x in found)
+        return text or "none"
+
+    return f"results {names(None, {'tasks', 'candidates'})}; task texts {names({'tasks'}, set())}"
+
+
+def is_non_commercial(sources: Sequence[SourceFile]) -> bool:
+    """Whether any source's licence allows non-commercial use only."""
+    return any(s.license in NON_COMMERCIAL for s in sources)
 
 
 class RunOutcome(FrozenModel):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection
-from dataclasses import dataclass
 from typing import Any
 
 from router_oracle.data_files import display_path
@@ -24,6 +23,7 @@ from router_oracle.sources.rows import (
     parse_json,
     read_source,
 )
+from router_oracle.sources.run_entry import MINI_SWE_AGENT, RunEntry
 from router_oracle.table import SourceFile
 
 
@@ -68,42 +68,11 @@ def read_leaderboard(path: str | os.PathLike[str], *, runs: Collection[str] | No
     return LoadedSource(SourceFile(path=display_path(path), kind="leaderboard", sha256=digest), rows, name)
 
 
-@dataclass(frozen=True, slots=True)
-class LeaderboardEntry:
-    """What one leaderboard entry says about its run, besides the per-task rows."""
-
-    run: str
-    """The entry's `folder` (run id)."""
-    name: str
-    """The entry's display `name` as published (e.g. `GPT-5.2 (2025-12-11) (high reasoning)`); the
-    run id when the entry has none."""
-    tags: tuple[str, ...]
-    """The entry's `tags` (e.g. `Model: gpt-5.2-2025-12-11`, `Org: OpenAI`)."""
-    scaffold: str | None
-    """The `mini-swe-agent_version` the run used, if given."""
-    date: str | None
-    """The entry's `date`, if given."""
-    headline_resolved: float | None
-    """The entry's headline `resolved` percentage, if given."""
-    resolved_count: int | None
-    """How many tasks the per-task flags mark resolved; None without `per_instance_details`."""
-    task_ids: frozenset[str] | None
-    """Tasks the per-task data covers; None without `per_instance_details`."""
-
-    def tag(self, key: str) -> str | None:
-        """The value of the first `KEY: value` tag (e.g. `tag("Model")`), or None."""
-        prefix = f"{key}:"
-        for t in self.tags:
-            if t.startswith(prefix):
-                return t[len(prefix) :].strip() or None
-        return None
-
-
 def _optional_str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def read_leaderboard_entries(path: str | os.PathLike[str]) -> list[LeaderboardEntry]:
+def read_leaderboard_entries(path: str | os.PathLike[str]) -> list[RunEntry]:
     """Every entry's metadata, in file order (values are checked by `read_leaderboard`, not here)."""
     name = str(path)
     text, _ = read_source(path)
@@ -122,11 +91,12 @@ def read_leaderboard_entries(path: str | os.PathLike[str]) -> list[LeaderboardEn
         tags = entry.get("tags")
         headline = entry.get("resolved")
         entries.append(
-            LeaderboardEntry(
+            RunEntry(
                 run=run,
                 name=_optional_str(entry.get("name")) or run,
                 tags=tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else (),
-                scaffold=_optional_str(entry.get("mini-swe-agent_version")),
+                harness=MINI_SWE_AGENT,
+                agent_version=_optional_str(entry.get("mini-swe-agent_version")),
                 date=_optional_str(entry.get("date")),
                 headline_resolved=float(headline)
                 if isinstance(headline, int | float) and not isinstance(headline, bool)
