@@ -288,7 +288,7 @@ def test_cli_candidates_models_and_derive(in_tmp: Path, capsys) -> None:
     assert (in_tmp / "c.json").read_text() == dumps_candidates(build_candidates(output="c.json"))
     assert main(["models", "--candidates", "c.json"]) == 0
     listing = capsys.readouterr().out
-    assert listing.startswith("38 candidate models from 39 runs, 500 tasks (7 leaderboard runs left out)")
+    assert listing.startswith("38 candidate models from 39 runs, 500 tasks (7 runs left out)")
     assert "minimax-m2.5-high" in listing and "75.8%" in listing and "36.64" in listing
     argv = ["build", "--from-candidates", "c.json", "--models", "kimi-k2.5-high,o3", "--pool-name", "two"]
     assert main([*argv, "-o", "t.json"]) == 0

@@ -55,11 +55,17 @@ class CandidateRun(FrozenModel):
     org: str | None
     """The entry's `Org:` tag as published."""
     scaffold: str | None
-    """mini-swe-agent version of the run."""
+    """The harness version of the run (mini-SWE-agent's for the leaderboard; the agent version else)."""
     date: str | None
     """The entry's date."""
     headline_resolved: float | None
     """The entry's headline resolve rate, percent."""
+    harness: str = "mini-swe-agent"
+    """The agent harness that ran it (`mini-swe-agent`, `openhands`, `claude-code`, ...)."""
+    input_price: float | None = None
+    """USD per million input tokens, where the source states it."""
+    output_price: float | None = None
+    """USD per million output tokens, where the source states it."""
 
 
 class CandidateModel(FrozenModel):
@@ -177,9 +183,21 @@ def bundled_candidates_path() -> Path:
     return DATA_DIR / CANDIDATES_FILE
 
 
+OPENHANDS_CANDIDATES = "openhands"
+"""The name that stands for the bundled OpenHands Index candidates table (MIT)."""
+
+OPENHANDS_CANDIDATES_FILE = "candidates-openhands.json"
+"""File name of the bundled OpenHands Index candidates table in `router_oracle/data/`."""
+
+
 def candidates_path(spec: str | os.PathLike[str]) -> Path:
-    """`bundled` -> the bundled table's path; anything else is a path."""
-    return bundled_candidates_path() if str(spec) == BUNDLED_CANDIDATES else Path(spec)
+    """`bundled` -> the bundled (bash-only leaderboard) table's path, `openhands` -> the bundled OpenHands
+    Index table's; anything else is a path."""
+    if str(spec) == BUNDLED_CANDIDATES:
+        return bundled_candidates_path()
+    if str(spec) == OPENHANDS_CANDIDATES:
+        return DATA_DIR / OPENHANDS_CANDIDATES_FILE
+    return Path(spec)
 
 
 def dumps_candidates(table: CandidatesTable) -> str:

@@ -31,10 +31,11 @@ from router_oracle.tasks_file import read_tasks
 PathLike = str | os.PathLike[str]
 
 GROUPING = (
-    "leaderboard-model-effort v1: one model = the runs whose `Model:` tag names the same base model "
+    "leaderboard-model-effort v2: one model = the runs whose `Model:` tag names the same base model "
     "(lowercased, release date dropped, digit-dash-digit as a version dot, Claude word order unified) at "
-    "the same stated reasoning effort; id = base model + `-<effort>` when stated; runs without per-task "
-    f"data, missing tasks, or per-task flags more than {MAX_HEADLINE_GAP:g} point off the headline "
+    "the same stated reasoning effort under the same harness; id = base model + `-<effort>` when stated "
+    "+ `-<harness>` for a harness other than mini-swe-agent; runs without per-task data, without costs, "
+    f"missing tasks, or (leaderboard) per-task flags more than {MAX_HEADLINE_GAP:g} point off the headline "
     "are excluded"
 )
 """`CandidatesTable.grouping` of tables built here: the rule of `router_oracle.leaderboard_models`."""
@@ -67,6 +68,9 @@ def _model(group: ModelGroup) -> CandidateModel:
                 model_tag=e.tag("Model"),
                 org=e.tag("Org"),
                 scaffold=e.agent_version,
+                harness=e.harness,
+                input_price=e.input_price,
+                output_price=e.output_price,
                 date=e.date,
                 headline_resolved=e.headline_resolved,
             )

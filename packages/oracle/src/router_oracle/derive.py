@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from router_oracle.build import model_outcome, task_record
 from router_oracle.candidates import (
     BUNDLED_CANDIDATES,
+    OPENHANDS_CANDIDATES,
     CandidatesError,
     CandidatesTable,
     CandidateTask,
@@ -84,7 +85,7 @@ class CandidateIndex:
     @classmethod
     def load(cls, spec: str = BUNDLED_CANDIDATES) -> CandidateIndex:
         """Index the candidates file `spec` (`bundled` or a path)."""
-        label = spec if spec == BUNDLED_CANDIDATES else display_path(spec)
+        label = spec if spec in (BUNDLED_CANDIDATES, OPENHANDS_CANDIDATES) else display_path(spec)
         return cls(load_candidates(spec), label=label)
 
     @property
@@ -176,7 +177,8 @@ class CandidateIndex:
         """The oracle table of the pool `model_ids` over every task, with its provenance; checked as every
         table is (`table_check`: a pool of one model, for one, is refused)."""
         pool = self.pool(model_ids, name=pool_name)
-        path = self.label if self.label != BUNDLED_CANDIDATES else display_path(candidates_path(self.label))
+        named = self.label in (BUNDLED_CANDIDATES, OPENHANDS_CANDIDATES)
+        path = display_path(candidates_path(self.label)) if named else self.label
         table = OracleTable(
             pool=pool,
             rule=OracleRule(),

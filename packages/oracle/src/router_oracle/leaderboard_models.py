@@ -12,12 +12,17 @@ display `name` (`GPT-5.2 (2025-12-11) (high reasoning)`). The rule, applied to e
 2. **Reasoning effort**: the effort word (`minimal`, `low`, `medium`, `high`, `xhigh`) the entry's name
    states as a word (`(high reasoning)`, `Claude 4.5 Opus medium`). None stated: the provider's default,
    which is kept apart from every stated effort (we cannot tell which one it is).
-3. Runs with the same base model and effort are rollouts of ONE candidate model, whatever the scaffold
-   release (as the bundled `multi_run` pool treats its runs). Its id is the base model plus `-<effort>`
-   when one is stated (`gpt-5.2-high`, `claude-opus-4.6`); its display name is the earliest run's name
-   with release-date parentheses removed; its runs are ordered by run id (run ids start with a date).
-4. A run is **excluded**, and recorded with the reason, when it has no per-task data, when its per-task
-   data misses a task of the task file, or when its per-task resolved count disagrees with its own
+3. Runs with the same base model and effort under the same harness are rollouts of ONE candidate model,
+   whatever the harness release (as the bundled `multi_run` pool treats its runs). Its id is the base
+   model plus `-<effort>` when one is stated (`gpt-5.2-high`, `claude-opus-4.6`), plus `-<harness>` for
+   a harness other than mini-SWE-agent (the leaderboard's runs keep the ids every earlier table and
+   checkpoint names; e.g. `claude-opus-4.7-openhands`, `claude-opus-4.7-claude-code`); its display
+   name is the earliest run's name with release-date parentheses removed; its runs are ordered by run
+   id (run ids start with a date).
+4. A run is **excluded**, and recorded with the reason, when it has no per-task data, when it records no
+   cost, when its per-task data misses a task of the task file (an OpenHands `null` is a missing result:
+   build such a pool with `router-oracle build --drop-missing`), or, for the leaderboard, when its
+   per-task resolved count disagrees with its own
    headline resolve rate by more than `MAX_HEADLINE_GAP` points (broken flags: the bundled board's
    `20250720_mini-v0.0.0-claude-3-7-sonnet-20250219` marks 51 tasks resolved against a headline 52.8%).
 
@@ -34,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from router_oracle.errors import OracleInputError
-from router_oracle.sources.run_entry import RunEntry
+from router_oracle.sources.run_entry import MINI_SWE_AGENT, RunEntry
 
 EFFORTS = ("minimal", "low", "medium", "high", "xhigh")
 """Reasoning-effort words rule 2 recognises in an entry's name."""
@@ -119,10 +124,14 @@ def exclusion_reason(entry: RunEntry, task_ids: Sequence[str]) -> str | None:
     """Rule 4: why the run cannot be a candidate, or None when it can."""
     if entry.task_ids is None or entry.resolved_count is None:
         return "no per-task data (per_instance_details is null)"
+    if not entry.cost_measured:
+        return "no cost recorded (every task's cost is 0)"
     missing = [t for t in task_ids if t not in entry.task_ids]
     if missing:
         return f"per-task data misses {len(missing)} of {len(task_ids)} tasks (e.g. {missing[0]})"
-    if entry.headline_resolved is not None:
+    if entry.headline_resolved is not None and entry.harness == MINI_SWE_AGENT:
+        # The leaderboard's headline is over its per-task flags; other sources score differently (the
+        # OpenHands Index's headline is over a later re-run's archive).
         share = 100.0 * entry.resolved_count / len(entry.task_ids)
         if abs(share - entry.headline_resolved) > MAX_HEADLINE_GAP:
             return (
@@ -137,20 +146,21 @@ def group_runs(
 ) -> tuple[list[ModelGroup], list[Exclusion]]:
     """Rules 1-4 over a leaderboard's entries: the candidate models (sorted by id) and the exclusions
     (in entry order)."""
-    groups: dict[tuple[str, str | None], list[RunEntry]] = {}
+    groups: dict[tuple[str, str | None, str], list[RunEntry]] = {}
     excluded: list[Exclusion] = []
     for e in entries:
         reason = exclusion_reason(e, task_ids)
         if reason is not None:
             excluded.append(Exclusion(e, reason))
             continue
-        groups.setdefault((base_model(e), reasoning_effort(e)), []).append(e)
+        groups.setdefault((base_model(e), reasoning_effort(e), e.harness), []).append(e)
     models = []
-    for (base, effort), members in groups.items():
+    for (base, effort, harness), members in groups.items():
         ordered = tuple(sorted(members, key=lambda e: e.run))
+        model = f"{base}-{effort}" if effort else base
         models.append(
             ModelGroup(
-                id=f"{base}-{effort}" if effort else base,
+                id=model if harness == MINI_SWE_AGENT else f"{model}-{harness}",
                 name=display_name(ordered[0]),
                 base_model=base,
                 effort=effort,

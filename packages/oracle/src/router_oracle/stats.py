@@ -184,20 +184,29 @@ def format_noise(est: NoiseEstimate) -> list[str]:
 
 def format_models(candidates: CandidatesTable) -> str:
     """The candidate models of a candidates table, one line each (what `router-oracle models` prints):
-    id, runs, resolve rate and total cost over all tasks (as an oracle table of that model would say)."""
+    id, harness and agent version, date, runs, resolve rate and total cost over all tasks (as an oracle
+    table of that model would say), price per million input/output tokens, provider and name."""
     index = CandidateIndex(candidates)
     n = len(candidates.tasks)
     lines = [
         f"{len(candidates.models)} candidate models from {len(candidates.runs)} runs, {n} tasks "
-        f"({len(candidates.excluded)} leaderboard runs left out)",
+        f"({len(candidates.excluded)} runs left out)",
         "",
-        f"{'model id':32s} {'runs':>4s} {'resolved':>8s} {'total cost $':>12s}  {'provider':14s} name",
+        f"{'model id':36s} {'harness':20s} {'version':9s} {'date':10s} {'runs':>4s} {'resolved':>8s} "
+        f"{'total cost $':>12s} {'$/M in/out':>12s}  {'provider':14s} name",
     ]
     for m in candidates.models:
         outcomes = index.outcomes(m.id).values()
         rate = math.fsum(o.resolve_rate for o in outcomes) / n
         cost = math.fsum(o.cost for o in outcomes)
+        last = m.runs[-1]
+        price = (
+            f"{last.input_price:g}/{last.output_price:g}"
+            if last.input_price is not None and last.output_price is not None
+            else "-"
+        )
         lines.append(
-            f"{m.id:32s} {len(m.runs):4d} {rate:8.1%} {cost:12.2f}  {m.provider or '-':14s} {m.name}"
+            f"{m.id:36s} {last.harness:20s} {last.scaffold or '-':9s} {last.date or '-':10s} "
+            f"{len(m.runs):4d} {rate:8.1%} {cost:12.2f} {price:>12s}  {m.provider or '-':14s} {m.name}"
         )
     return "\n".join(lines) + "\n"
