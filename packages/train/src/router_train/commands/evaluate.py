@@ -30,6 +30,7 @@ from router_train.cli_args import (
 )
 from router_train.commands import summary
 from router_train.evaluate import Source, evaluate, read_table, render_terminal, write_report
+from router_train.evaluate.cross_harness_text import CALIBRATION_PNG
 from router_train.evaluate.report import PLOT_PNG
 from router_train.evaluate.run import REPORT_JSON, REPORT_MD, default_local_routers
 from router_train.evaluate.traces import traces_name
@@ -89,6 +90,14 @@ class Options(TableOptions, OutputOptions):
     """seed of the random baseline, classifiers and bootstrap"""
     jobs: Count | None = None
     """processes fitting folds in parallel (default: the CPU count, at most 4)"""
+    # Cross-harness (issue 39): judged in evaluate(), which refuses them without --folds / --test-table.
+    test_table: Path | None = None
+    """with --folds: an oracle table of the same pool and tasks from other runs (another harness); every
+    fitted router is also judged on its outcomes of the held-out tasks, beside the in-harness gap"""
+    calibrate: list[Seed] = Field(default_factory=list)
+    """with --test-table: N,N,... calibration sizes; per fold the router re-estimates costs, resolve rates
+    and label shares (IRT: abilities) on the test table's outcomes of the first N held-out tasks, which
+    are then not scored, and routes the rest (e.g. 0,25,50)"""
 
     @model_validator(mode="after")
     def _consistent(self) -> Options:
@@ -182,6 +191,8 @@ def register(sub: Any) -> None:
         field_flag(p, Options, name, action="store_true")
     field_flag(p, Options, "seed")
     field_flag(p, Options, "jobs")
+    field_flag(p, Options, "test_table", type=Path, metavar="TEST.json")
+    field_flag(p, Options, "calibrate", type=int_list, metavar="N1,N2,...")
     add_output_arguments(p)
     p.set_defaults(func=run, error_prefix="error: ")  # EvaluateError, TableError, split errors: exit 2
 
@@ -191,9 +202,10 @@ def run(args: argparse.Namespace) -> int:
     output_directory(options.output)  # an unusable -o fails now, before the evaluation runs
     # ...and so does one whose report files would replace an input
     refuse_inputs_as_outputs(
-        [options.output / name for name in (REPORT_JSON, REPORT_MD, PLOT_PNG)],
+        [options.output / name for name in (REPORT_JSON, REPORT_MD, PLOT_PNG, CALIBRATION_PNG)],
         [
             ("--table", options.table),
+            ("--test-table", options.test_table),
             *(("--traces", _named(v)[1]) for v in options.traces),
             *(("--checkpoint", _named(v)[1]) for v in options.checkpoint),
         ],
@@ -202,6 +214,7 @@ def run(args: argparse.Namespace) -> int:
     traces = options.traces_sources()
     local = options.local_routers()
     table, info = read_table(options.table or bundled_table_path())
+    test_table = read_table(options.test_table) if options.test_table is not None else None
     # Unset split options stay unset, so evaluate's (the env split's) defaults apply.
     split_fields: dict[str, Any] = {"eval_fraction": options.eval_fraction, "split_seed": options.split_seed}
     report = evaluate(
@@ -220,6 +233,8 @@ def run(args: argparse.Namespace) -> int:
         allow_in_sample=options.allow_in_sample,
         jobs=default_jobs(options.jobs),
         progress=True,
+        test_table=test_table,
+        calibrate=options.calibrate,
         **{k: v for k, v in split_fields.items() if v is not None},
     )
     return print_report(

@@ -34,6 +34,12 @@ from pydantic import Field
 from router_oracle.frontier import Mix, ModelPoint
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.noise import NoiseEstimate, headroom_sentence
+from router_train.evaluate.cross_harness_model import CrossHarness
+from router_train.evaluate.cross_harness_text import (
+    CALIBRATION_PNG,
+    cross_harness_markdown,
+    cross_harness_terminal,
+)
 from router_train.evaluate.curves import CurveMetrics, CurvePoint, CurveStat, CurveSummary
 from router_train.scoring.calibration import RouterCalibration
 from router_train.scoring.decisions import UNPARSEABLE, SourceKind
@@ -147,6 +153,9 @@ class EvalReport(FrozenModel):
     """The first covers every evaluated task; others each cover an external router's tasks."""
     notes: list[str]
     """Caveats a reader must see (in-sample rows, missing tasks, what each fitted router chose)."""
+    cross_harness: CrossHarness | None = None
+    """`--test-table`: the fitted routers judged on another harness's outcomes (`--calibrate` steps);
+    absent from report.json without it."""
 
     @property
     def main(self) -> Evaluation:
@@ -155,7 +164,9 @@ class EvalReport(FrozenModel):
 
 def dumps_report(report: EvalReport) -> str:
     """Canonical JSON text of a report (byte-stable for the same inputs and seed)."""
-    return json.dumps(report.model_dump(mode="json"), indent=1, ensure_ascii=False, sort_keys=False) + "\n"
+    # Without --test-table the file is what it was before `cross_harness` existed.
+    doc = report.model_dump(mode="json", exclude={"cross_harness"} if report.cross_harness is None else None)
+    return json.dumps(doc, indent=1, ensure_ascii=False, sort_keys=False) + "\n"
 
 
 def _pct(x: float | None) -> str:
@@ -327,6 +338,8 @@ def render_terminal(report: EvalReport) -> str:
                 f"observed {m.observed:.3f}, n {m.n})"
                 for m in rc.models
             ]
+    if report.cross_harness is not None:
+        out += ["", *cross_harness_terminal(report.cross_harness)]
     out.append("")
     out.append(
         "vs random mix: resolved-rate points above the best random mix of single models at equal cost, "
@@ -423,6 +436,8 @@ def render_markdown(report: EvalReport, plot_file: str | None = PLOT_PNG) -> str
             md += [f"![cost dial curves]({CURVES_PNG})", ""]
     for i, ev in enumerate(report.evaluations):
         md += _markdown_evaluation(ev, report.table.pool, i == 0)
+    if report.cross_harness is not None:
+        md += cross_harness_markdown(report.cross_harness, CALIBRATION_PNG if plot_file else None)
     if report.notes:
         md += ["## Notes", ""] + [f"- {n}" for n in report.notes] + [""]
     cv = report.design.mode == "cross-validation"

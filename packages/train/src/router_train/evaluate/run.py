@@ -11,14 +11,22 @@ from pydantic import BaseModel, ConfigDict
 
 from router_frontier_rl.split import SplitName
 from router_oracle.file_hash import sha256_file
-from router_oracle.frontier import frontier_vertices
 from router_oracle.noise import NoiseEstimate, default_measured, estimate_noise
 from router_oracle.table import OracleTable, TaskRecord
 from router_oracle.table_check import load_table
 from router_train.evaluate import curves
+from router_train.evaluate.cross_harness import (
+    blinded_partitions,
+    check_calibration_sizes,
+    check_same_tasks,
+    cross_harness,
+)
+from router_train.evaluate.cross_harness_plot import render_calibration_png
+from router_train.evaluate.cross_harness_text import CALIBRATION_PNG
 from router_train.evaluate.curves_plot import render_curves_png
 from router_train.evaluate.design import Partition, fold_partitions, split_partition
 from router_train.evaluate.dial import RouterScores
+from router_train.evaluate.evaluation import build_evaluation
 from router_train.evaluate.fitted import LOCAL_ROUTER_NAME, Fitter, fit_partitions
 from router_train.evaluate.plot import render_png
 from router_train.evaluate.report import (
@@ -27,7 +35,6 @@ from router_train.evaluate.report import (
     Design,
     EvalReport,
     Evaluation,
-    RouterRow,
     TableInfo,
     dumps_report,
     render_markdown,
@@ -40,13 +47,6 @@ from router_train.route.task import RouteTask
 from router_train.scoring import baselines
 from router_train.scoring.calibration import held_out_calibration
 from router_train.scoring.decisions import Decisions, EvaluateError, from_labels
-from router_train.scoring.metrics import (
-    compute_metrics,
-    oracle_distribution,
-    single_model_points,
-    task_resample,
-)
-from router_train.scoring.vs_mix import gap_in_points
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
@@ -141,54 +141,6 @@ def _traces(
         note = f"{d.name}: IN-SAMPLE, its episodes were served from the train split"
     covered = [t for t in tasks if t.instance_id in d.choices]
     return _External(d, covered, trained), note
-
-
-def build_evaluation(
-    name: str,
-    tasks: list[TaskRecord],
-    pool: list[str],
-    seed: int,
-    routers: Sequence[tuple[Decisions, list[Decisions], bool]],
-    n_train_tasks: int | None,
-    oracle_noise: NoiseEstimate,
-) -> Evaluation:
-    """Every router on `tasks`, against the single models measured on the same tasks.
-
-    `routers`: (pooled decisions, decisions per fold seed (empty outside cross-validation), in-sample);
-    `oracle_noise`: the rollout-noise estimate on `tasks`."""
-    singles = single_model_points(tasks, pool)
-    resample = task_resample(tasks, pool, seed)
-    rows = []
-    for d, repeats, in_sample in routers:
-        m = compute_metrics(d, tasks, singles, resample)
-        assert m.frontier is not None
-        per_seed = [compute_metrics(r, tasks, singles).frontier for r in repeats]
-        gap = gap_in_points(
-            m.frontier.gap_vs_mix, m.frontier.gap_ci, [f.gap_vs_mix if f else None for f in per_seed]
-        )
-        rows.append(
-            RouterRow(
-                name=d.name,
-                kind=d.kind,
-                source=d.source,
-                n_tasks=len(tasks),
-                in_sample=in_sample,
-                gap_vs_mix=gap,
-                metrics=m,
-                recorded=d.recorded,
-            )
-        )
-    return Evaluation(
-        name=name,
-        n_tasks=len(tasks),
-        n_train_tasks=n_train_tasks,
-        oracle_distribution={k: round(v, 6) for k, v in oracle_distribution(tasks).items()},
-        solvable_tasks=sum(not t.all_failed for t in tasks),
-        single_models=singles,
-        frontier=frontier_vertices(singles),
-        routers=rows,
-        oracle_noise=oracle_noise,
-    )
 
 
 def with_curves(
@@ -353,6 +305,8 @@ def evaluate(
     irt: bool = False,
     jobs: int = 1,
     progress: bool = False,
+    test_table: tuple[OracleTable, TableInfo] | None = None,
+    calibrate: Sequence[int] = (),
 ) -> EvalReport:
     """Evaluate the baselines and every given router on tasks none of the learned ones trained on.
 
@@ -364,6 +318,9 @@ def evaluate(
     not train on (refused in split mode, narrowed under cross-validation) unless `allow_in_sample`.
     `only_covered` (split mode) narrows the tasks to those every traces file covers. `irt` adds the IRT
     router (`irt`, fitted on the train tasks' rows of every bundled run) and its calibration.
+    `test_table` (cross-validation only; same pool and tasks): the fitted routers, which then route
+    blinded records, are judged on its outcomes too (`cross_harness`), re-estimated on the first N
+    held-out tasks of each fold for each N of `calibrate` (which needs it).
     """
     pool = table.pool.ids
     origin = table_info.file
@@ -372,6 +329,13 @@ def evaluate(
         if folds is not None
         else _split(table, origin, split, eval_fraction, split_seed)
     )
+    if test_table is not None:
+        if not d.cv:
+            raise EvaluateError("--test-table needs --folds: routers are judged on another harness per fold")
+        check_same_tasks(table, table_info, *test_table)
+        check_calibration_sizes(d.partitions, calibrate)
+    elif calibrate:
+        raise EvaluateError("--calibrate needs --test-table: it re-estimates on the other harness's outcomes")
     notes: list[str] = []
     externals: list[_External] = []
     for s in traces:
@@ -394,7 +358,9 @@ def evaluate(
     all_fitters += list(fitters)
     # The per-model scores: the curves' (cross-validation), and the predicted probabilities' calibration.
     part_scores: list[list[RouterScores]] | None = [] if d.cv or irt else None
-    fitted = fit_partitions(d.partitions, all_fitters, seed, jobs=jobs, progress=progress, scores=part_scores)
+    # Cross-harness: the fits route records that carry neither table's outcomes.
+    fit_parts = d.partitions if test_table is None else blinded_partitions(d.partitions)
+    fitted = fit_partitions(fit_parts, all_fitters, seed, jobs=jobs, progress=progress, scores=part_scores)
 
     names = [x.name for x in fixed] + list(fitted.kinds) + [e.decisions.name for e in externals]
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -439,7 +405,32 @@ def evaluate(
     cheapest = fitted.chosen.get(baselines.CHEAPEST_NAME)
     if cheapest:
         notes.append(f"{baselines.CHEAPEST_NAME} routed to {', '.join(sorted(cheapest))}")
-    return EvalReport(table=table_info, design=d.design, seed=seed, evaluations=evaluations, notes=notes)
+    cross = None
+    if test_table is not None:
+        assert part_scores is not None
+        cross = cross_harness(
+            table,
+            *test_table,
+            evaluations[0],
+            d.partitions,
+            d.design.fold_seeds,
+            fitted,
+            part_scores,
+            seed,
+            calibrate,
+        )
+        if externals:
+            notes.append(
+                "--test-table judges the routers evaluate fits; checkpoints and traces only in-harness"
+            )
+    return EvalReport(
+        table=table_info,
+        design=d.design,
+        seed=seed,
+        evaluations=evaluations,
+        notes=notes,
+        cross_harness=cross,
+    )
 
 
 def write_report(report: EvalReport, outdir: str | os.PathLike[str], *, plot: bool = True) -> list[Path]:
@@ -457,4 +448,6 @@ def write_report(report: EvalReport, outdir: str | os.PathLike[str], *, plot: bo
         files[PLOT_PNG] = render_png(report)
         if report.main.curves is not None:
             files[CURVES_PNG] = render_curves_png(report)
-    return publish_files(outdir, files, owned=(REPORT_JSON, REPORT_MD, PLOT_PNG, CURVES_PNG))
+        if report.cross_harness is not None and report.cross_harness.calibration:
+            files[CALIBRATION_PNG] = render_calibration_png(report.cross_harness)
+    return publish_files(outdir, files, owned=(REPORT_JSON, REPORT_MD, PLOT_PNG, CURVES_PNG, CALIBRATION_PNG))

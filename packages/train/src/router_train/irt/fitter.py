@@ -78,5 +78,6 @@ def scored_decisions(
         near_tie_scores(train_p, tol),
         near_tie_scores(test_p, tol),
         probabilities=test_p,
+        tolerance=tol,
     )
     return [from_labels(name, "local", picks)], [scores]

@@ -72,6 +72,9 @@ class RouterScores:
     probabilities: np.ndarray | None = None
     """(test tasks, models): each model's predicted resolve probability, for routers that predict one
     (the IRT router); evaluate reports its calibration (`scoring.calibration`)."""
+    tolerance: float | None = None
+    """A router that routes by `irt.router.near_tie_routes` on `probabilities` (the IRT router): its
+    near-tie tolerance (`evaluate --calibrate` re-routes it with re-estimated abilities and costs)."""
 
 
 class CalibrationPoint(FrozenModel):
