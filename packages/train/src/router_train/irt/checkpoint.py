@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+from pydantic import model_validator
 
 from router_oracle.atomic_file import write_text_atomic
 from router_oracle.frozen_model import FrozenModel
@@ -24,6 +25,7 @@ from router_train.fit_source import FitSource
 from router_train.irt.router import (
     FittedIrtRouter,
     IrtFit,
+    check_fit_pool,
     fit_irt_router,
     near_tie_scores,
     pool_probabilities,
@@ -70,6 +72,17 @@ class IrtCheckpoint(FrozenModel):
     calibration: DialCalibration
     """The cost dial's table on the train tasks (`scoring.dial.calibrate` of the out-of-fold near-tie
     scores, priced with the predicted model costs), columns in `route_order`."""
+
+    @model_validator(mode="after")
+    def _fits_the_pool(self) -> IrtCheckpoint:
+        # The fit's own numbers and shapes are `IrtFit`'s check; here, what it routes.
+        check_fit_pool(self.fit, self.pool)
+        if sorted(self.calibration.model_ids) != sorted(self.pool.ids):
+            raise ValueError(
+                f"calibration.model_ids must be the pool's models {self.pool.ids}, "
+                f"got {self.calibration.model_ids}"
+            )
+        return self
 
 
 def route_order(fit: IrtFit, pool: Pool) -> list[str]:

@@ -20,13 +20,23 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from pydantic import model_validator
 from scipy.special import expit, logit
 
 from router_oracle.derive import CandidateIndex
 from router_oracle.frozen_model import FrozenModel
+from router_oracle.numeric_option import Finite
 from router_oracle.results_matrix import ResultsMatrix, load_results_matrix
 from router_oracle.table import Pool, TaskRecord
-from router_train.irt.router import FittedIrtRouter, IrtConfig, IrtFit, fit_irt_router, pool_probabilities
+from router_train.irt.router import (
+    FittedIrtRouter,
+    IrtConfig,
+    IrtFit,
+    Positive,
+    check_fit_pool,
+    fit_irt_router,
+    pool_probabilities,
+)
 
 IRT_FEATURE_CONFIG = IrtConfig(dims=(1,), alphas=(3.0,), temperatures=(1.0,), tolerances=(0.0,))
 """The IRT fit behind the features: k = 1 and ridge alpha 3 (the settings the IRT router's inner CV
@@ -45,12 +55,21 @@ class IrtFeatureState(FrozenModel):
     """The IRT fit on the train tasks (every run's ability, the text regressor)."""
     pool: Pool
     """The pool models and their runs (a model's prediction is the mean over its runs)."""
-    train_logits: dict[str, list[float]]
+    train_logits: dict[str, list[Finite]]
     """Train task -> each pool model's out-of-fold predicted logit (before standardising)."""
-    mean: list[float]
+    mean: list[Finite]
     """Per pool model: the mean of `train_logits` over the train tasks."""
-    scale: list[float]
+    scale: list[Positive]
     """Per pool model: their standard deviation (1 where it is 0)."""
+
+    @model_validator(mode="after")
+    def _fits_the_pool(self) -> IrtFeatureState:
+        check_fit_pool(self.fit, self.pool)
+        k = len(self.pool.models)
+        rows = [self.mean, self.scale, *self.train_logits.values()]
+        if any(len(v) != k for v in rows):
+            raise ValueError(f"mean, scale and each train_logits entry need one number per pool model ({k})")
+        return self
 
 
 @functools.cache
