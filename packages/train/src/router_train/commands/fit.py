@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
-from router_oracle.atomic_file import output_directory, publish_directory, refuse_inputs_as_outputs
+from router_oracle.atomic_file import check_output_directory, publish_directory
 from router_oracle.file_hash import sha256_file
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.numeric_option import Seed, Share
@@ -75,9 +75,9 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     # Bad input raises (a ValueError naming the file or option): one line, exit 2, nothing written.
     options = options_of(Options, args)
-    output_directory(options.output_dir)  # an unusable output path fails before the fit
-    # `--output-dir` holding the `--table` as its checkpoint.json would replace the table by the fit.
-    refuse_inputs_as_outputs([options.output_dir / CHECKPOINT_FILE], [("--table", options.table)])
+    # An unusable output path fails before the fit, and so does one whose checkpoint.json is the
+    # `--table` (the fit would replace the table).
+    check_output_directory(options.output_dir, [CHECKPOINT_FILE], [("--table", options.table)])
     path: Path = options.table or bundled_table_path()
     table = load_table(path)
     if options.split == "all":

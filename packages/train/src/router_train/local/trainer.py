@@ -25,7 +25,7 @@ from router_frontier_rl.bundled import BUNDLED_TABLE, bundled_table_path
 from router_frontier_rl.rewards import REWARD_NAMES, RouteScores, score_completion, score_route
 from router_frontier_rl.route_parser import format_route
 from router_frontier_rl.split import select_tasks, stratified_folds, upsampled
-from router_oracle.atomic_file import output_directory, publish_directory, refuse_inputs_as_outputs
+from router_oracle.atomic_file import check_output_directory, publish_directory
 from router_oracle.file_hash import sha256_file
 from router_oracle.frontier import frontier_vertices
 from router_oracle.table import OracleTable, TaskRecord
@@ -368,8 +368,8 @@ def _grpo(
 def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainResult:
     """Train on the env's train split; write checkpoint / metrics / summary under `cfg.output_dir`."""
     start = time.perf_counter()
-    output_directory(cfg.output_dir)  # an unusable output path fails now, not after training
-    refuse_inputs_as_outputs([Path(cfg.output_dir) / n for n in OUTPUT_FILES], [("--table", cfg.table_path)])
+    # An unusable output path fails now, not after training.
+    check_output_directory(cfg.output_dir, OUTPUT_FILES, [("--table", cfg.table_path)])
     table, table_name, table_sha = _load(cfg)
     pool_ids = table.pool.ids
     try:
