@@ -25,6 +25,7 @@ from router_train.commands import summary
 from router_train.fit_source import FitSource
 from router_train.irt.checkpoint import IRT_NAME
 from router_train.irt.fit_command import fit_irt
+from router_train.irt.router import IrtConfig, check_enough_tasks
 from router_train.local.trainer import BUNDLED_TABLE_NAME
 from router_train.route.baseline_checkpoint import BASELINE_NAMES, fit_baseline, save_baseline
 
@@ -37,8 +38,8 @@ class Options(FrozenModel):
     checkpoint goes. The split fields are also the checkpoint's (`BaselineCheckpoint`, `IrtCheckpoint`)."""
 
     name: str
-    """Evaluate's row name (`cheapest-on-train`, `tfidf-logreg`, `tfidf-logreg(balanced)`,
-    `tfidf-knn(k=10)`)."""
+    """The router: one of evaluate's learned baselines (`cheapest-on-train`, `tfidf-logreg`,
+    `tfidf-logreg(balanced)`, `tfidf-knn(k=10)`), or `irt`, the IRT router (docs/irt.md)."""
     output_dir: Path
     """directory to write checkpoint.json to"""
     table: Path | None = None
@@ -93,6 +94,10 @@ def run(args: argparse.Namespace) -> int:
         split_seed=options.split_seed,
     )
     if options.name == IRT_NAME:
+        flags = "--split all"
+        if options.split == "train":
+            flags = f"--split train, --eval-fraction {options.eval_fraction}"
+        check_enough_tasks(len(train), IrtConfig(), f"{path} ({len(table.tasks)} tasks, {flags})")
         return fit_irt(train, table.pool, options.seed, source, options.output_dir / CHECKPOINT_FILE)
     ckpt = fit_baseline(options.name, train, table.pool.ids, options.seed, source)
     with publish_directory(options.output_dir, owned=[CHECKPOINT_FILE]) as staged:

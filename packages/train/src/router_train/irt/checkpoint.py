@@ -38,7 +38,7 @@ IRT_NAME = "irt"
 
 
 class IrtCheckpointError(ValueError):
-    """An unreadable IRT checkpoint, or a table the results matrix does not cover."""
+    """An unreadable IRT checkpoint."""
 
 
 class IrtCheckpoint(FrozenModel):
@@ -98,20 +98,6 @@ def ordered_pool(pool: Pool, ids: Sequence[str]) -> Pool:
     return pool.model_copy(update={"models": [by_id[i] for i in ids]})
 
 
-def check_covered(matrix: ResultsMatrix, pool: Pool, tasks: Sequence[TaskRecord]) -> None:
-    """The results matrix has every pool run and every train task (one line naming what is missing)."""
-    runs = set(matrix.run_ids)
-    missing = [r for m in pool.models for r in m.runs if r not in runs]
-    if missing:
-        raise IrtCheckpointError(f"{matrix.origin}: the results matrix has no run {missing[0]!r} of the pool")
-    rows = set(matrix.task_ids)
-    absent = [t.instance_id for t in tasks if t.instance_id not in rows]
-    if absent:
-        raise IrtCheckpointError(
-            f"{matrix.origin}: the results matrix has no task {absent[0]!r} of the table"
-        )
-
-
 def fit_irt_checkpoint(
     train_tasks: Sequence[TaskRecord],
     matrix: ResultsMatrix,
@@ -123,7 +109,6 @@ def fit_irt_checkpoint(
 ) -> IrtCheckpoint:
     """Fit the IRT router on `train_tasks` (the tasks `source` names; their rows of `matrix`, every run,
     `results` naming it) and its dial table."""
-    check_covered(matrix, pool, train_tasks)
     train = sorted(train_tasks, key=lambda t: t.instance_id)
     router = fit_irt_router(train, matrix, pool, seed=seed)
     order = ordered_pool(pool, route_order(router.fit, pool))

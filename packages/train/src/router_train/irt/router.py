@@ -130,6 +130,36 @@ def check_fit_pool(fit: IrtFit, pool: Pool) -> None:
             raise ValueError(f"fit.run_ids has no run {missing[0]!r} of the pool model {m.id!r}")
 
 
+class IrtDataError(ValueError):
+    """A results matrix that does not cover the pool's runs or the tasks to fit on."""
+
+
+def check_covered(matrix: ResultsMatrix, pool: Pool, tasks: Sequence[TaskRecord]) -> None:
+    """The results matrix has every pool run and every train task (one line naming what is missing)."""
+    runs = set(matrix.run_ids)
+    missing = [r for m in pool.models for r in m.runs if r not in runs]
+    if missing:
+        raise IrtDataError(f"{matrix.origin}: the results matrix has no run {missing[0]!r} of the pool")
+    rows = set(matrix.task_ids)
+    absent = [t.instance_id for t in tasks if t.instance_id not in rows]
+    if absent:
+        raise IrtDataError(f"{matrix.origin}: the results matrix has no task {absent[0]!r} of the table")
+
+
+class IrtTooFewTasks(ValueError):
+    """Too few train tasks for the IRT router's inner cross-validation."""
+
+
+def check_enough_tasks(n_train: int, config: IrtConfig, where: str) -> None:
+    """The one rule for how many train tasks an IRT fit needs: one per inner fold at least. `where` names
+    the file and the flags that gave `n_train` (the user's numbers, not the inner folds')."""
+    if n_train < config.inner_folds:
+        raise IrtTooFewTasks(
+            f"{where}: the IRT fit would get {n_train} train task(s), but its inner cross-validation "
+            f"needs at least {config.inner_folds}; give a bigger table or keep more tasks for training"
+        )
+
+
 @dataclass(frozen=True)
 class _Predictor:
     """What predicts logits for unseen tasks: run abilities, feature space, regressor."""
@@ -270,6 +300,8 @@ def fit_irt_router(
 ) -> FittedIrtRouter:
     """Fit on the `train` tasks' rows of `matrix` (every run), choosing every setting by inner CV."""
     cfg = config or IrtConfig()
+    check_enough_tasks(len(train), cfg, "the train tasks")  # callers check first, naming the file and flags
+    check_covered(matrix, pool, train)
     train = sorted(train, key=lambda t: t.instance_id)
     rows = matrix.rows([t.instance_id for t in train])
     y = matrix.resolved[rows].astype(np.float64)

@@ -33,6 +33,8 @@ from router_train.irt.router import (
     IrtConfig,
     IrtFit,
     Positive,
+    check_covered,
+    check_enough_tasks,
     check_fit_pool,
     fit_irt_router,
     pool_probabilities,
@@ -82,6 +84,14 @@ def predicted_logits(p: np.ndarray) -> np.ndarray:
     """The logit of predicted probabilities, clipped to [CLIP, 1 - CLIP] first."""
     out: np.ndarray = logit(np.clip(p, CLIP, 1 - CLIP))
     return out
+
+
+def check_irt_inputs(pool: Pool, tasks: Sequence[TaskRecord], n_train: int, where: str) -> None:
+    """Before training with IRT inputs: the bundled results matrix covers the table's pool runs and
+    `tasks` (as `fit irt` requires), and `n_train` train tasks are enough for the fit (`where` names the
+    file and flags that gave them)."""
+    check_covered(_candidates()[0], pool, tasks)
+    check_enough_tasks(n_train, IRT_FEATURE_CONFIG, where)
 
 
 def fit_irt_features(tasks: Sequence[TaskRecord], pool_ids: Sequence[str], seed: int = 0) -> IrtFeatureState:

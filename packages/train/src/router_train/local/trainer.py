@@ -36,6 +36,7 @@ from router_train.local.features import feature_dim, featurize, fit_features, un
 from router_train.local.grpo import AdamW, GRPOStep, grpo_step, task_batches
 from router_train.local.grpo_run import GrpoAdapter, run_grpo
 from router_train.local.heldout import HeldOutSummary, heldout_summary, router_metrics
+from router_train.local.irt_features import check_irt_inputs
 from router_train.local.policy import RouterPolicy, softmax
 from router_train.local.row_batch import take_rows
 from router_train.local.step_metrics import STEP_SCORES, StepMetrics, step_record
@@ -382,6 +383,9 @@ def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainRe
             f"{table_name}: the split has {len(train_tasks)} train and {len(eval_tasks)} held-out tasks; "
             "both must be non-empty (use a bigger table or another --eval-fraction)"
         )
+    if cfg.features.irt:
+        where = f"{table_name} ({len(table.tasks)} tasks, --eval-fraction {cfg.eval_fraction})"
+        check_irt_inputs(table.pool, table.tasks, len(unique_tasks(train_tasks)), where)
 
     out = Path(cfg.output_dir)
     # All three files are written into a fresh directory beside `out` (metrics stream there, tail-able)
