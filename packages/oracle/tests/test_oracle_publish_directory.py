@@ -113,3 +113,55 @@ def test_single_file_errors_name_the_users_path(tmp_path: Path, monkeypatch: pyt
         with pytest.raises(OutputPathError, match=message):
             write_text_atomic(given, "x")
     assert sorted(os.listdir(tmp_path)) == ["adir"] and os.listdir(tmp_path / "adir") == []
+
+
+def test_a_directory_fifo_or_device_where_a_file_goes_is_refused_before_and_left_alone(
+    tmp_path: Path,
+) -> None:
+    """`output_file`'s rule holds for the files of an output directory too (issue 41): a user's directory
+    at `D/a.json` is not deleted with its contents, a FIFO is not replaced by a regular file; the check is
+    `check_output_directory`, made before any work, and `publish_directory` makes it again."""
+    out = tmp_path / "out"
+    (out / "a.json").mkdir(parents=True)
+    (out / "a.json" / "mine.txt").write_text("keep me")
+    os.mkfifo(out / "b.md")
+    with pytest.raises(OutputPathError, match=r"out/a\.json: is a directory"):
+        atomic_file.check_output_directory(out, OWNED)
+    with (
+        pytest.raises(OutputPathError, match=r"out/a\.json: is a directory"),
+        publish_directory(out, owned=OWNED) as staged,
+    ):
+        _write(staged, {"a.json": "new", "b.md": "new"})
+    assert (out / "a.json" / "mine.txt").read_text() == "keep me"
+    (out / "a.json" / "mine.txt").unlink()
+    (out / "a.json").rmdir()
+    with pytest.raises(OutputPathError, match=r"out/b\.md: is a FIFO"):
+        atomic_file.check_output_directory(out, OWNED)
+    assert (out / "b.md").is_fifo()
+    (out / "c.png").symlink_to("/dev/null")
+    os.unlink(out / "b.md")
+    with pytest.raises(OutputPathError, match=r"out/c\.png: is a character device \(the target of the link"):
+        atomic_file.check_output_directory(out, OWNED)
+
+
+def test_a_link_among_the_files_is_written_through_and_stays_a_link(tmp_path: Path, swap: str) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    elsewhere = tmp_path / "kept" / "a.json"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("old")
+    (out / "a.json").symlink_to(elsewhere)
+    with publish_directory(out, owned=OWNED) as staged:
+        _write(staged, {"a.json": "new", "b.md": "new"})
+    assert (out / "a.json").is_symlink() and os.readlink(out / "a.json") == str(elsewhere)
+    assert elsewhere.read_text() == "new" and (out / "b.md").read_text() == "new"
+
+
+def test_check_output_directory_refuses_an_input_among_the_files(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a.json").write_text("{}")
+    with pytest.raises(OutputPathError, match=r"is also an input \(--table"):
+        atomic_file.check_output_directory(out, OWNED, [("--table", out / "a.json")])
+    with pytest.raises(OutputPathError, match="exists and is not a directory"):
+        atomic_file.check_output_directory(out / "a.json", OWNED)

@@ -15,8 +15,15 @@ from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
 from router_oracle.results_matrix import load_results_matrix
 from router_oracle.table_check import load_table
-from router_train.irt.checkpoint import IrtCheckpointError, check_covered, read_irt
-from router_train.irt.router import FittedIrtRouter, near_tie_routes, near_tie_scores, pool_probabilities
+from router_train.irt.checkpoint import read_irt
+from router_train.irt.router import (
+    FittedIrtRouter,
+    IrtDataError,
+    check_covered,
+    near_tie_routes,
+    near_tie_scores,
+    pool_probabilities,
+)
 from router_train.route import CheckpointSpec, RouteTask, load_router
 
 
@@ -84,10 +91,10 @@ def test_fit_refuses_a_results_matrix_without_the_pool_or_the_tasks() -> None:
         resolved=matrix.resolved[:, keep],
         cost=matrix.cost[:, keep],
     )
-    with pytest.raises(IrtCheckpointError, match=f"has no run '{run}' of the pool"):
+    with pytest.raises(IrtDataError, match=f"has no run '{run}' of the pool"):
         check_covered(short, table.pool, table.tasks)
     fewer = dataclasses.replace(
         matrix, task_ids=matrix.task_ids[1:], resolved=matrix.resolved[1:], cost=matrix.cost[1:]
     )
-    with pytest.raises(IrtCheckpointError, match=f"has no task '{matrix.task_ids[0]}' of the table"):
+    with pytest.raises(IrtDataError, match=f"has no task '{matrix.task_ids[0]}' of the table"):
         check_covered(fewer, table.pool, table.tasks)

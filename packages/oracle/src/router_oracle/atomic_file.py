@@ -4,6 +4,8 @@
   `output_file` is the one rule for special paths: a symlink is written through (atomically, at its
   target); a FIFO, device, socket or directory is refused and left alone.
 - `refuse_inputs_as_outputs`: the one check that no output of a command is one of its inputs.
+- `check_output_directory`: what every command checks of its output directory before any work (the
+  directory, `output_file`'s rule for each file it will hold, and no input among those files).
 - `publish_directory`: a command's whole set of files, written into a fresh sibling directory and
   swapped in as one (`router-train local`, `router-train evaluate`): a reader sees the previous set or
   the new one, never a mix. On Linux the swap is one `renameat2(RENAME_EXCHANGE)`; elsewhere, or on a
@@ -155,8 +157,10 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
-def output_directory(path: str | os.PathLike[str]) -> Path:
-    """`path` checked as a place for a command's output directory (see `publish_directory`)."""
+def output_directory(path: str | os.PathLike[str], *, owned: Collection[str] = ()) -> Path:
+    """`path` checked as a place for a command's output directory (see `publish_directory`), and each
+    of its files (`owned`) by `output_file`'s rule: a directory, FIFO, device or socket where the
+    command would write a file is refused and left alone, never replaced with what it held."""
     shown = os.fspath(path)
     if not shown:
         raise OutputPathError("empty output directory: give a directory name")
@@ -172,6 +176,20 @@ def output_directory(path: str | os.PathLike[str]) -> Path:
         # The whole directory is swapped out: it cannot be the working directory or one holding it.
         raise OutputPathError(f"{shown}: is the working directory or above it; give a subdirectory")
     _check_parent(real, shown)
+    for name in owned:
+        output_file(p / name)
+    return real
+
+
+def check_output_directory(
+    path: str | os.PathLike[str],
+    owned: Collection[str],
+    inputs: Collection[tuple[str, str | os.PathLike[str] | None]] = (),
+) -> Path:
+    """The check every command makes of its output directory before any work: `output_directory` with
+    its files `owned`, and none of those files one of the command's `inputs` (`refuse_inputs_as_outputs`)."""
+    real = output_directory(path, owned=owned)
+    refuse_inputs_as_outputs([Path(path) / name for name in owned], inputs)
     return real
 
 
@@ -224,6 +242,16 @@ def _link_or_copy(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> N
         shutil.copy2(src, dst)
 
 
+def _write_through_links(old: Path, new: Path, owned: Collection[str]) -> None:
+    """`output_file`'s rule for a symlink among a directory's files: each of the command's files that
+    `old` holds as a link is written at the link's target (atomically), and the link stays a link."""
+    for name in owned:
+        if (old / name).is_symlink() and (new / name).is_file():
+            write_bytes_atomic(old / name, (new / name).read_bytes())
+            (new / name).unlink()
+            _link_or_copy(old / name, new / name)
+
+
 def _swap_in(staged: Path, target: Path) -> None:
     """Make `staged` appear at `target` in one step; the previous `target` is removed afterwards."""
     if not target.exists():
@@ -262,7 +290,7 @@ def publish_directory(path: str | os.PathLike[str], *, owned: Collection[str]) -
     `OutputPathError`s naming `path` as given.
     """
     shown = os.fspath(path)
-    target = output_directory(path)
+    target = output_directory(path, owned=owned)
     try:
         staged = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     except OSError as exc:
@@ -278,6 +306,7 @@ def publish_directory(path: str | os.PathLike[str], *, owned: Collection[str]) -
             raise renamed from exc
         try:
             if target.is_dir():
+                _write_through_links(target, staged, owned)
                 _carry_over(target, staged, owned)
             _swap_in(staged, target)
         except OSError as exc:

@@ -11,17 +11,34 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from router_oracle.cli_runner import run_cli
 from router_train.commands import COMMANDS
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, with every way Python writes a negative number taken as a value, not an
+    option: argparse's own pattern knows `-5` and `-0.5` but not `-1e6`, so `--dial -1e6` (the dial's
+    documented lower bound) was refused as `expected one argument`. No router-train option looks like a
+    number, so nothing else changes. Subparsers inherit the class (`add_subparsers`' default)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_NUMBER
+
+
+NEGATIVE_NUMBER = re.compile(r"^-(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+"""A negative decimal number, scientific notation included (`-1e6`, `-2.5E-3`, `-.5`)."""
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The `router-train` parser. `command` None: every command with its full options; a command name:
     that one in full, the others listed by name and summary only (their modules are not imported)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="router-train",
         description=(
             "Train and judge model routers for SWE-bench tasks, and put them to work. `launch` runs GRPO "

@@ -20,20 +20,33 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Annotated
 
 import numpy as np
+from pydantic import Field, model_validator
 
 from router_oracle.derive import CandidateIndex
 from router_oracle.frozen_model import FrozenModel
+from router_oracle.numeric_option import Finite
 from router_oracle.results_matrix import matrix_of
 from router_oracle.table import Pool, TaskRecord
 from router_train.anypool.config import AnyPoolError
-from router_train.irt.router import FittedIrtRouter, IrtFit, fit_irt_router, pool_probabilities
+from router_train.irt.router import (
+    FittedIrtRouter,
+    IrtFit,
+    Positive,
+    check_fit_pool,
+    fit_irt_router,
+    pool_probabilities,
+)
 from router_train.local.config import FeatureConfig
 from router_train.local.irt_features import IRT_FEATURE_CONFIG, predicted_logits
 
 IRT_MODEL_FEATURES: tuple[str, ...] = ("irt_logit", "irt_gap")
 """The model-feature columns the IRT inputs add, after `model_features.MODEL_FEATURES` (module docstring)."""
+
+Probability = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+"""A probability: 0 to 1."""
 
 
 class AnyPoolIrtState(FrozenModel):
@@ -43,12 +56,20 @@ class AnyPoolIrtState(FrozenModel):
     """The IRT fit on the train tasks' rows of every run (abilities, text regressor)."""
     pool: Pool
     """Every candidate model and its runs (a model's prediction is the mean over its runs)."""
-    train_probabilities: dict[str, list[float]]
+    train_probabilities: dict[str, list[Probability]]
     """Train task -> each candidate model's out-of-fold predicted resolve probability (`pool` order)."""
-    logit_mean: float
+    logit_mean: Finite
     """Mean of the predicted logits over the train tasks and candidate models."""
-    logit_scale: float
+    logit_scale: Positive
     """Their standard deviation (1 where it is 0)."""
+
+    @model_validator(mode="after")
+    def _fits_the_pool(self) -> AnyPoolIrtState:
+        check_fit_pool(self.fit, self.pool)
+        k = len(self.pool.models)
+        if any(len(v) != k for v in self.train_probabilities.values()):
+            raise ValueError(f"each train_probabilities entry must have one number per pool model ({k})")
+        return self
 
 
 def task_side(features: FeatureConfig) -> FeatureConfig:

@@ -28,7 +28,9 @@ from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
 from router_train.anypool.heldout import AnyPoolSummary, anypool_summary
 from router_train.anypool.policy import PoolView
 from router_train.anypool.trainer import train_any_pool
+from router_train.irt.router import check_enough_tasks
 from router_train.local.checkpoint import dumps_checkpoint
+from router_train.local.irt_features import IRT_FEATURE_CONFIG
 from router_train.report_files import publish_files
 
 CHECKPOINT_FILE = "checkpoint.json"
@@ -97,6 +99,10 @@ def run_any_pool(cfg: AnyPoolRunConfig, *, progress: bool = True) -> AnyPoolRunR
         episodes = list(any_pool_episodes(index, table, spec, "eval", cfg.eval_fraction, cfg.split_seed))
     except ValueError as exc:
         raise AnyPoolError(str(exc)) from exc
+    if cfg.train.features.irt:
+        source = cfg.table_path or bundled_table_path()
+        where = f"{source} ({len(table.tasks)} tasks, --eval-fraction {cfg.eval_fraction})"
+        check_enough_tasks(len(parts.train), IRT_FEATURE_CONFIG, where)
     held = set(cfg.held_out_models)
     models = [m for m in index.model_ids if m not in held]
     result = train_any_pool(index, parts.train, models, cfg.train, progress=progress)

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from router_frontier_rl.bundled import bundled_table_path
-from router_oracle.atomic_file import output_directory, refuse_inputs_as_outputs
+from router_oracle.atomic_file import check_output_directory
 from router_oracle.numeric_option import Count, Seed
 from router_train.cli_args import (
     OutputOptions,
@@ -199,10 +199,10 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     options = options_of(Options, args)  # contradicting options: one line, exit 2
-    output_directory(options.output)  # an unusable -o fails now, before the evaluation runs
-    # ...and so does one whose report files would replace an input
-    refuse_inputs_as_outputs(
-        [options.output / name for name in (REPORT_JSON, REPORT_MD, PLOT_PNG, CALIBRATION_PNG)],
+    # An unusable -o, or one whose report files would replace an input, fails now, before the evaluation.
+    check_output_directory(
+        options.output,
+        (REPORT_JSON, REPORT_MD, PLOT_PNG, CALIBRATION_PNG),
         [
             ("--table", options.table),
             ("--test-table", options.test_table),

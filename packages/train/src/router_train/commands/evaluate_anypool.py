@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from router_frontier_rl.bundled import bundled_table_path
-from router_oracle.atomic_file import refuse_inputs_as_outputs
+from router_oracle.atomic_file import check_output_directory
 from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.derive import CandidateIndex
 from router_oracle.numeric_option import Count, Seed
@@ -148,8 +148,10 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     options = options_of(Options, args)  # contradicting options: one line, exit 2
-    refuse_inputs_as_outputs(
-        [options.output / n for n in (REPORT_JSON, REPORT_MD, PLOT_PNG)],
+    # An unusable -o fails now, not after the evaluation's minute.
+    check_output_directory(
+        options.output,
+        (REPORT_JSON, REPORT_MD, PLOT_PNG),
         [("--table", options.table), ("--candidates", options.candidates)],
     )
     index = CandidateIndex.load(options.candidates or BUNDLED_CANDIDATES)

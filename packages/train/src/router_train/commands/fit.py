@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
-from router_oracle.atomic_file import output_directory, publish_directory, refuse_inputs_as_outputs
+from router_oracle.atomic_file import check_output_directory, publish_directory
 from router_oracle.file_hash import sha256_file
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.numeric_option import Seed, Share
@@ -25,6 +25,7 @@ from router_train.commands import summary
 from router_train.fit_source import FitSource
 from router_train.irt.checkpoint import IRT_NAME
 from router_train.irt.fit_command import fit_irt
+from router_train.irt.router import IrtConfig, check_enough_tasks
 from router_train.local.trainer import BUNDLED_TABLE_NAME
 from router_train.route.baseline_checkpoint import BASELINE_NAMES, fit_baseline, save_baseline
 
@@ -37,8 +38,8 @@ class Options(FrozenModel):
     checkpoint goes. The split fields are also the checkpoint's (`BaselineCheckpoint`, `IrtCheckpoint`)."""
 
     name: str
-    """Evaluate's row name (`cheapest-on-train`, `tfidf-logreg`, `tfidf-logreg(balanced)`,
-    `tfidf-knn(k=10)`)."""
+    """The router: one of evaluate's learned baselines (`cheapest-on-train`, `tfidf-logreg`,
+    `tfidf-logreg(balanced)`, `tfidf-knn(k=10)`), or `irt`, the IRT router (docs/irt.md)."""
     output_dir: Path
     """directory to write checkpoint.json to"""
     table: Path | None = None
@@ -75,9 +76,9 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     # Bad input raises (a ValueError naming the file or option): one line, exit 2, nothing written.
     options = options_of(Options, args)
-    output_directory(options.output_dir)  # an unusable output path fails before the fit
-    # `--output-dir` holding the `--table` as its checkpoint.json would replace the table by the fit.
-    refuse_inputs_as_outputs([options.output_dir / CHECKPOINT_FILE], [("--table", options.table)])
+    # An unusable output path fails before the fit, and so does one whose checkpoint.json is the
+    # `--table` (the fit would replace the table).
+    check_output_directory(options.output_dir, [CHECKPOINT_FILE], [("--table", options.table)])
     path: Path = options.table or bundled_table_path()
     table = load_table(path)
     if options.split == "all":
@@ -93,6 +94,10 @@ def run(args: argparse.Namespace) -> int:
         split_seed=options.split_seed,
     )
     if options.name == IRT_NAME:
+        flags = "--split all"
+        if options.split == "train":
+            flags = f"--split train, --eval-fraction {options.eval_fraction}"
+        check_enough_tasks(len(train), IrtConfig(), f"{path} ({len(table.tasks)} tasks, {flags})")
         return fit_irt(train, table.pool, options.seed, source, options.output_dir / CHECKPOINT_FILE)
     ckpt = fit_baseline(options.name, train, table.pool.ids, options.seed, source)
     with publish_directory(options.output_dir, owned=[CHECKPOINT_FILE]) as staged:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
-from router_oracle.atomic_file import refuse_inputs_as_outputs
+from router_oracle.atomic_file import check_output_directory
 from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig, format_anypool_summary, run_any_pool
 from router_train.anypool.run import CHECKPOINT_FILE, METRICS_FILE, SUMMARY_FILE
 from router_train.cli_args import add_grpo_arguments, field_flag, given, int_list
@@ -61,8 +60,10 @@ def config_from_args(args: argparse.Namespace) -> AnyPoolRunConfig:
 
 def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
-    refuse_inputs_as_outputs(
-        [Path(cfg.output_dir) / n for n in (CHECKPOINT_FILE, METRICS_FILE, SUMMARY_FILE)],
+    # An unusable --output-dir fails now, not after training.
+    check_output_directory(
+        cfg.output_dir,
+        (CHECKPOINT_FILE, METRICS_FILE, SUMMARY_FILE),
         [("--table", args.table_path), ("--candidates", args.candidates)],
     )
     result = run_any_pool(cfg, progress=not args.quiet)  # AnyPoolError, CandidatesError, TableError: exit 2

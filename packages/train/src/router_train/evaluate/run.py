@@ -40,6 +40,7 @@ from router_train.evaluate.report import (
     render_markdown,
 )
 from router_train.evaluate.traces import read_traces
+from router_train.irt.router import IrtConfig, check_enough_tasks
 from router_train.local import LocalTrainConfig
 from router_train.report_files import publish_files
 from router_train.route.kinds import FitRequest, fitters_for, kind_of
@@ -352,6 +353,10 @@ def evaluate(
     fixed = baselines.fixed_baselines(d.tasks, pool, seed) if include_baselines else []
     if local_routers is None:
         local_routers = default_local_routers() if include_baselines else []
+    if irt:  # too few train tasks for its inner cross-validation: said now, in the user's numbers
+        how = f"--folds {folds}" if folds is not None else f"--split {split}, --eval-fraction {eval_fraction}"
+        smallest = min(len(p.train) for p in d.partitions)
+        check_enough_tasks(smallest, IrtConfig(), f"{origin} ({len(d.tasks)} tasks, --irt with {how})")
     # Which learned routers are fitted, and how: each kind's entry of the registry (`route.kinds`).
     request = FitRequest(table, d.tasks, include_baselines, list(local_routers), irt)
     all_fitters: list[Fitter] = fitters_for(request)

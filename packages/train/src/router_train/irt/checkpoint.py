@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+from pydantic import model_validator
 
 from router_oracle.atomic_file import write_text_atomic
 from router_oracle.frozen_model import FrozenModel
@@ -24,6 +25,7 @@ from router_train.fit_source import FitSource
 from router_train.irt.router import (
     FittedIrtRouter,
     IrtFit,
+    check_fit_pool,
     fit_irt_router,
     near_tie_scores,
     pool_probabilities,
@@ -36,7 +38,7 @@ IRT_NAME = "irt"
 
 
 class IrtCheckpointError(ValueError):
-    """An unreadable IRT checkpoint, or a table the results matrix does not cover."""
+    """An unreadable IRT checkpoint."""
 
 
 class IrtCheckpoint(FrozenModel):
@@ -71,6 +73,17 @@ class IrtCheckpoint(FrozenModel):
     """The cost dial's table on the train tasks (`scoring.dial.calibrate` of the out-of-fold near-tie
     scores, priced with the predicted model costs), columns in `route_order`."""
 
+    @model_validator(mode="after")
+    def _fits_the_pool(self) -> IrtCheckpoint:
+        # The fit's own numbers and shapes are `IrtFit`'s check; here, what it routes.
+        check_fit_pool(self.fit, self.pool)
+        if sorted(self.calibration.model_ids) != sorted(self.pool.ids):
+            raise ValueError(
+                f"calibration.model_ids must be the pool's models {self.pool.ids}, "
+                f"got {self.calibration.model_ids}"
+            )
+        return self
+
 
 def route_order(fit: IrtFit, pool: Pool) -> list[str]:
     """The pool's ids by ascending predicted cost (ties: id): the score columns, so that argmax's first of
@@ -85,20 +98,6 @@ def ordered_pool(pool: Pool, ids: Sequence[str]) -> Pool:
     return pool.model_copy(update={"models": [by_id[i] for i in ids]})
 
 
-def check_covered(matrix: ResultsMatrix, pool: Pool, tasks: Sequence[TaskRecord]) -> None:
-    """The results matrix has every pool run and every train task (one line naming what is missing)."""
-    runs = set(matrix.run_ids)
-    missing = [r for m in pool.models for r in m.runs if r not in runs]
-    if missing:
-        raise IrtCheckpointError(f"{matrix.origin}: the results matrix has no run {missing[0]!r} of the pool")
-    rows = set(matrix.task_ids)
-    absent = [t.instance_id for t in tasks if t.instance_id not in rows]
-    if absent:
-        raise IrtCheckpointError(
-            f"{matrix.origin}: the results matrix has no task {absent[0]!r} of the table"
-        )
-
-
 def fit_irt_checkpoint(
     train_tasks: Sequence[TaskRecord],
     matrix: ResultsMatrix,
@@ -110,7 +109,6 @@ def fit_irt_checkpoint(
 ) -> IrtCheckpoint:
     """Fit the IRT router on `train_tasks` (the tasks `source` names; their rows of `matrix`, every run,
     `results` naming it) and its dial table."""
-    check_covered(matrix, pool, train_tasks)
     train = sorted(train_tasks, key=lambda t: t.instance_id)
     router = fit_irt_router(train, matrix, pool, seed=seed)
     order = ordered_pool(pool, route_order(router.fit, pool))

@@ -12,17 +12,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
+from pydantic import Field, model_validator
 from scipy.special import expit
 
 from router_frontier_rl.split import stratified_folds
 from router_oracle.frozen_model import FrozenModel
+from router_oracle.numeric_option import Finite
 from router_oracle.results_matrix import ResultsMatrix
 from router_oracle.table import Pool, TaskRecord
 from router_train.irt.model import IrtParams, IrtPenalty, fit_irt
 from router_train.irt.task_regressor import DualRidge, FeatureSpace, TaskRegressor
 from router_train.scoring.decisions import from_labels
+from router_train.scoring.dial import Price
 from router_train.scoring.metrics import compute_metrics, single_model_points
 
 
@@ -45,41 +49,115 @@ class IrtConfig(FrozenModel):
     """Ridge weight on the task discriminations."""
 
 
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+"""A finite number above 0."""
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+"""A finite number, 0 or more."""
+
+
 class IrtFit(FrozenModel):
-    """A fitted IRT router, plain data (what a checkpoint would store)."""
+    """A fitted IRT router, plain data (what a checkpoint stores). Every number is finite and every
+    array's shape agrees with `run_ids`, `k` and the feature space, checked when read: a NaN ability or
+    weight would route every task to one model, a shortened array would fail deep in numpy. Every file
+    that carries a fit (the `irt` checkpoint, a local or any-pool router's IRT inputs) is read through
+    this one model, and `check_fit_pool` checks it against the pool it routes."""
 
     run_ids: list[str]
     """Runs whose abilities were fitted (every run of the results matrix)."""
-    k: int
+    k: int = Field(ge=0)
     """Ability dimension chosen."""
-    alpha: float
+    alpha: Positive
     """Text ridge penalty chosen."""
-    temperature: float
-    """Logit temperature chosen."""
-    tolerance: float
+    temperature: Positive
+    """Logit temperature chosen (0 would saturate the probabilities, a negative one flip them)."""
+    tolerance: NonNegative
     """Near-tie tolerance chosen."""
-    theta: list[list[float]]
+    theta: list[list[Finite]]
     """(runs, k) abilities."""
-    c: list[float]
+    c: list[Finite]
     """(runs,) intercepts."""
-    run_costs: list[float]
+    run_costs: list[Price]
     """Each run's mean cost per train task, USD: the cost prediction."""
     vocabulary: list[str]
     """TF-IDF vocabulary."""
-    idf: list[float]
+    idf: list[Finite]
     """TF-IDF idf."""
     repos: list[str]
     """Repositories of the one-hot block."""
-    x_mean: list[float]
+    x_mean: list[Finite]
     """Feature means of the regressor."""
-    w: list[list[float]]
+    w: list[list[Finite]]
     """(features, k + 1) regressor weights to (a_1..a_k, b)."""
-    y_mean: list[float]
+    y_mean: list[Finite]
     """(k + 1) target means."""
     n_train_tasks: int
     """Train tasks it was fitted on."""
     inner_log_loss: dict[str, float]
     """Inner-CV log-loss per `k=..,alpha=..` setting (at its best temperature)."""
+
+    @model_validator(mode="after")
+    def _shapes(self) -> IrtFit:
+        runs, k = len(self.run_ids), self.k
+        if not runs or len(set(self.run_ids)) != runs:
+            raise ValueError("run_ids must name at least one run, each once")
+        features = len(self.vocabulary) + len(self.repos) + 1  # `FeatureSpace.matrix`: words, repos, length
+        shapes: tuple[tuple[str, list[float] | list[list[float]], tuple[int, ...], str], ...] = (
+            ("theta", self.theta, (runs, k), "runs x k"),
+            ("c", self.c, (runs,), "runs"),
+            ("run_costs", self.run_costs, (runs,), "runs"),
+            ("idf", self.idf, (len(self.vocabulary),), "vocabulary"),
+            ("x_mean", self.x_mean, (features,), "vocabulary + repos + 1"),
+            ("w", self.w, (features, k + 1), "(vocabulary + repos + 1) x (k + 1)"),
+            ("y_mean", self.y_mean, (k + 1,), "k + 1"),
+        )
+        for name, values, want, what in shapes:
+            ok = len(values) == want[0]
+            if len(want) == 2:
+                ok = ok and all(isinstance(row, list) and len(row) == want[1] for row in values)
+            if not ok:
+                size = " x ".join(map(str, want))
+                raise ValueError(f"{name} must be {size} ({what}) for these run_ids, k and vocabulary")
+        return self
+
+
+def check_fit_pool(fit: IrtFit, pool: Pool) -> None:
+    """The fit has every run of every pool model (a model's prediction is the mean of its runs'): the one
+    check of a stored fit against the pool it routes."""
+    known = set(fit.run_ids)
+    for m in pool.models:
+        missing = [r for r in m.runs if r not in known]
+        if missing:
+            raise ValueError(f"fit.run_ids has no run {missing[0]!r} of the pool model {m.id!r}")
+
+
+class IrtDataError(ValueError):
+    """A results matrix that does not cover the pool's runs or the tasks to fit on."""
+
+
+def check_covered(matrix: ResultsMatrix, pool: Pool, tasks: Sequence[TaskRecord]) -> None:
+    """The results matrix has every pool run and every train task (one line naming what is missing)."""
+    runs = set(matrix.run_ids)
+    missing = [r for m in pool.models for r in m.runs if r not in runs]
+    if missing:
+        raise IrtDataError(f"{matrix.origin}: the results matrix has no run {missing[0]!r} of the pool")
+    rows = set(matrix.task_ids)
+    absent = [t.instance_id for t in tasks if t.instance_id not in rows]
+    if absent:
+        raise IrtDataError(f"{matrix.origin}: the results matrix has no task {absent[0]!r} of the table")
+
+
+class IrtTooFewTasks(ValueError):
+    """Too few train tasks for the IRT router's inner cross-validation."""
+
+
+def check_enough_tasks(n_train: int, config: IrtConfig, where: str) -> None:
+    """The one rule for how many train tasks an IRT fit needs: one per inner fold at least. `where` names
+    the file and the flags that gave `n_train` (the user's numbers, not the inner folds')."""
+    if n_train < config.inner_folds:
+        raise IrtTooFewTasks(
+            f"{where}: the IRT fit would get {n_train} train task(s), but its inner cross-validation "
+            f"needs at least {config.inner_folds}; give a bigger table or keep more tasks for training"
+        )
 
 
 @dataclass(frozen=True)
@@ -222,6 +300,8 @@ def fit_irt_router(
 ) -> FittedIrtRouter:
     """Fit on the `train` tasks' rows of `matrix` (every run), choosing every setting by inner CV."""
     cfg = config or IrtConfig()
+    check_enough_tasks(len(train), cfg, "the train tasks")  # callers check first, naming the file and flags
+    check_covered(matrix, pool, train)
     train = sorted(train, key=lambda t: t.instance_id)
     rows = matrix.rows([t.instance_id for t in train])
     y = matrix.resolved[rows].astype(np.float64)

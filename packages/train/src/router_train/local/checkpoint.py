@@ -66,6 +66,9 @@ class LocalCheckpoint(FrozenModel):
             raise ValueError(
                 f"calibration is over {self.calibration.model_ids}, not the pool {self.pool_ids}"
             )
+        irt = self.feature_state.irt
+        if irt is not None and irt.pool.ids != self.pool_ids:
+            raise ValueError(f"feature_state.irt is over the pool {irt.pool.ids}, not {self.pool_ids}")
         check_weights(self.weights, self.bias, self.features, self.feature_state, k, "this pool and features")
         return self
 

@@ -20,13 +20,25 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from pydantic import model_validator
 from scipy.special import expit, logit
 
 from router_oracle.derive import CandidateIndex
 from router_oracle.frozen_model import FrozenModel
+from router_oracle.numeric_option import Finite
 from router_oracle.results_matrix import ResultsMatrix, load_results_matrix
 from router_oracle.table import Pool, TaskRecord
-from router_train.irt.router import FittedIrtRouter, IrtConfig, IrtFit, fit_irt_router, pool_probabilities
+from router_train.irt.router import (
+    FittedIrtRouter,
+    IrtConfig,
+    IrtFit,
+    Positive,
+    check_covered,
+    check_enough_tasks,
+    check_fit_pool,
+    fit_irt_router,
+    pool_probabilities,
+)
 
 IRT_FEATURE_CONFIG = IrtConfig(dims=(1,), alphas=(3.0,), temperatures=(1.0,), tolerances=(0.0,))
 """The IRT fit behind the features: k = 1 and ridge alpha 3 (the settings the IRT router's inner CV
@@ -45,12 +57,21 @@ class IrtFeatureState(FrozenModel):
     """The IRT fit on the train tasks (every run's ability, the text regressor)."""
     pool: Pool
     """The pool models and their runs (a model's prediction is the mean over its runs)."""
-    train_logits: dict[str, list[float]]
+    train_logits: dict[str, list[Finite]]
     """Train task -> each pool model's out-of-fold predicted logit (before standardising)."""
-    mean: list[float]
+    mean: list[Finite]
     """Per pool model: the mean of `train_logits` over the train tasks."""
-    scale: list[float]
+    scale: list[Positive]
     """Per pool model: their standard deviation (1 where it is 0)."""
+
+    @model_validator(mode="after")
+    def _fits_the_pool(self) -> IrtFeatureState:
+        check_fit_pool(self.fit, self.pool)
+        k = len(self.pool.models)
+        rows = [self.mean, self.scale, *self.train_logits.values()]
+        if any(len(v) != k for v in rows):
+            raise ValueError(f"mean, scale and each train_logits entry need one number per pool model ({k})")
+        return self
 
 
 @functools.cache
@@ -63,6 +84,14 @@ def predicted_logits(p: np.ndarray) -> np.ndarray:
     """The logit of predicted probabilities, clipped to [CLIP, 1 - CLIP] first."""
     out: np.ndarray = logit(np.clip(p, CLIP, 1 - CLIP))
     return out
+
+
+def check_irt_inputs(pool: Pool, tasks: Sequence[TaskRecord], n_train: int, where: str) -> None:
+    """Before training with IRT inputs: the bundled results matrix covers the table's pool runs and
+    `tasks` (as `fit irt` requires), and `n_train` train tasks are enough for the fit (`where` names the
+    file and flags that gave them)."""
+    check_covered(_candidates()[0], pool, tasks)
+    check_enough_tasks(n_train, IRT_FEATURE_CONFIG, where)
 
 
 def fit_irt_features(tasks: Sequence[TaskRecord], pool_ids: Sequence[str], seed: int = 0) -> IrtFeatureState:

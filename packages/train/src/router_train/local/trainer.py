@@ -25,7 +25,7 @@ from router_frontier_rl.bundled import BUNDLED_TABLE, bundled_table_path
 from router_frontier_rl.rewards import REWARD_NAMES, RouteScores, score_completion, score_route
 from router_frontier_rl.route_parser import format_route
 from router_frontier_rl.split import select_tasks, stratified_folds, upsampled
-from router_oracle.atomic_file import output_directory, publish_directory, refuse_inputs_as_outputs
+from router_oracle.atomic_file import check_output_directory, publish_directory
 from router_oracle.file_hash import sha256_file
 from router_oracle.frontier import frontier_vertices
 from router_oracle.table import OracleTable, TaskRecord
@@ -36,6 +36,7 @@ from router_train.local.features import feature_dim, featurize, fit_features, un
 from router_train.local.grpo import AdamW, GRPOStep, grpo_step, task_batches
 from router_train.local.grpo_run import GrpoAdapter, run_grpo
 from router_train.local.heldout import HeldOutSummary, heldout_summary, router_metrics
+from router_train.local.irt_features import check_irt_inputs
 from router_train.local.policy import RouterPolicy, softmax
 from router_train.local.row_batch import take_rows
 from router_train.local.step_metrics import STEP_SCORES, StepMetrics, step_record
@@ -368,8 +369,8 @@ def _grpo(
 def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainResult:
     """Train on the env's train split; write checkpoint / metrics / summary under `cfg.output_dir`."""
     start = time.perf_counter()
-    output_directory(cfg.output_dir)  # an unusable output path fails now, not after training
-    refuse_inputs_as_outputs([Path(cfg.output_dir) / n for n in OUTPUT_FILES], [("--table", cfg.table_path)])
+    # An unusable output path fails now, not after training.
+    check_output_directory(cfg.output_dir, OUTPUT_FILES, [("--table", cfg.table_path)])
     table, table_name, table_sha = _load(cfg)
     pool_ids = table.pool.ids
     try:
@@ -382,6 +383,9 @@ def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainRe
             f"{table_name}: the split has {len(train_tasks)} train and {len(eval_tasks)} held-out tasks; "
             "both must be non-empty (use a bigger table or another --eval-fraction)"
         )
+    if cfg.features.irt:
+        where = f"{table_name} ({len(table.tasks)} tasks, --eval-fraction {cfg.eval_fraction})"
+        check_irt_inputs(table.pool, table.tasks, len(unique_tasks(train_tasks)), where)
 
     out = Path(cfg.output_dir)
     # All three files are written into a fresh directory beside `out` (metrics stream there, tail-able)

@@ -33,9 +33,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Annotated, Protocol
 
 import numpy as np
+from pydantic import Field, model_validator
 
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.numeric_option import Finite
@@ -51,6 +52,9 @@ MAX_CANDIDATES = 4096
 
 BUDGET_TOL = 1e-9
 """A point costing this much over a budget (USD, float noise) still fits it."""
+
+Price = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+"""A cost in USD: finite, 0 or more (a negative price would make the dial favour the dearer model)."""
 
 CHECKPOINT_POINTS = 201
 """Rows of the calibration table a checkpoint stores (`calibrate_policy`): steps of about 1/200 of the
@@ -91,16 +95,22 @@ class CalibrationPoint(FrozenModel):
 class DialCalibration(FrozenModel):
     """A router's dial table on its training tasks: what `--budget` is turned into a dial with. Every
     number is finite: a checkpoint holding NaN or infinity here is refused at load (an infinite cost
-    would put every budget below or above every point)."""
+    would put every budget below or above every point), and no model cost is negative."""
 
     model_ids: list[str]
     """The pool, in score-column order."""
-    model_costs: list[Finite]
+    model_costs: list[Price]
     """Each model's mean cost per task on the training tasks, USD: the dial's per-model price."""
     n_tasks: int
     """Training tasks it was measured on."""
     points: list[CalibrationPoint]
     """Ascending dial (so falling cost); one per distinct route set, at most `max_points`."""
+
+    @model_validator(mode="after")
+    def _one_cost_per_model(self) -> DialCalibration:
+        if len(set(self.model_ids)) != len(self.model_ids) or len(self.model_costs) != len(self.model_ids):
+            raise ValueError("model_ids must name each model once, with one model_costs entry per model")
+        return self
 
 
 def outcome_matrices(tasks: Sequence[TaskRecord], model_ids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -15,13 +15,12 @@ import numpy as np
 from router_oracle.results_matrix import load_results_matrix, matrix_of
 from router_train.irt.checkpoint import (
     IrtCheckpoint,
-    check_covered,
     ordered_pool,
     predicted_probabilities,
     read_irt,
 )
 from router_train.irt.fitter import IRT_ROUTER_NAME, IrtFitter
-from router_train.irt.router import FittedIrtRouter, near_tie_scores
+from router_train.irt.router import FittedIrtRouter, check_covered, near_tie_scores
 from router_train.irt.shared_fit import fit_partition
 from router_train.route.kinds.kind import (
     Fit,
