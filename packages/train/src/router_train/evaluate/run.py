@@ -47,6 +47,7 @@ from router_train.scoring.metrics import (
     task_resample,
 )
 from router_train.scoring.vs_mix import gap_in_points
+from router_train.task_features import load_task_features
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
@@ -353,6 +354,7 @@ def evaluate(
     irt: bool = False,
     jobs: int = 1,
     progress: bool = False,
+    task_features: str | None = None,
 ) -> EvalReport:
     """Evaluate the baselines and every given router on tasks none of the learned ones trained on.
 
@@ -364,6 +366,8 @@ def evaluate(
     not train on (refused in split mode, narrowed under cross-validation) unless `allow_in_sample`.
     `only_covered` (split mode) narrows the tasks to those every traces file covers. `irt` adds the IRT
     router (`irt`, fitted on the train tasks' rows of every bundled run) and its calibration.
+    `task_features` (a file or bundled name, `router_train.task_features`) are inputs of the learned
+    routers that read them (`FitRequest.task_features`); every evaluated task needs them.
     """
     pool = table.pool.ids
     origin = table_info.file
@@ -389,7 +393,9 @@ def evaluate(
     if local_routers is None:
         local_routers = default_local_routers() if include_baselines else []
     # Which learned routers are fitted, and how: each kind's entry of the registry (`route.kinds`).
-    request = FitRequest(table, d.tasks, include_baselines, list(local_routers), irt)
+    request = FitRequest(table, d.tasks, include_baselines, list(local_routers), irt, task_features)
+    if task_features is not None:
+        notes.append(_task_features_note(task_features, d.tasks))
     all_fitters: list[Fitter] = fitters_for(request)
     all_fitters += list(fitters)
     # The per-model scores: the curves' (cross-validation), and the predicted probabilities' calibration.
@@ -440,6 +446,16 @@ def evaluate(
     if cheapest:
         notes.append(f"{baselines.CHEAPEST_NAME} routed to {', '.join(sorted(cheapest))}")
     return EvalReport(table=table_info, design=d.design, seed=seed, evaluations=evaluations, notes=notes)
+
+
+def _task_features_note(spec: str, tasks: Sequence[TaskRecord]) -> str:
+    """Check (before any fit) that every evaluated task has the features; the report's note on them."""
+    features = load_task_features(spec)
+    features.check_covers([t.instance_id for t in tasks])
+    return (
+        f"task features {spec} ({len(features.columns)} columns, standardised on each fit's train tasks) "
+        "are inputs of the TF-IDF logistic regressions and the local GRPO routers"
+    )
 
 
 def write_report(report: EvalReport, outdir: str | os.PathLike[str], *, plot: bool = True) -> list[Path]:

@@ -89,8 +89,9 @@ def judge(path: Path, pool: Sequence[str]) -> Judged:
 
 
 def fitters(request: FitRequest) -> list[Fitter]:
-    """Every learned baseline at once, on the table's pool, unless `--no-baselines`."""
-    return [BaselineFitter(request.table.pool.ids)] if request.baselines else []
+    """Every learned baseline at once, on the table's pool, unless `--no-baselines` (the logistic
+    regressions reading `--task-features` too, when given)."""
+    return [BaselineFitter(request.table.pool.ids, request.task_features)] if request.baselines else []
 
 
 def references(request: ReferenceRequest) -> list[Fitter]:

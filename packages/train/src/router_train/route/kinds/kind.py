@@ -62,6 +62,10 @@ class FitRequest:
     unless `--no-baselines`, then each `--local NAME=OPTIONS`."""
     irt: bool
     """The IRT router is wanted (`--irt`: slower, off by default)."""
+    task_features: str | None = None
+    """`--task-features`: a file or bundled name (`router_train.task_features`) every learned router
+    that can read task features takes as inputs beside the text (the logistic regressions, each local
+    GRPO router without its own), standardised on each fit's train tasks; None: none."""
 
 
 @dataclass(frozen=True)

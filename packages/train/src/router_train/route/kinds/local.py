@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from router_train.local.checkpoint import LocalCheckpoint, policy_of, read_checkpoint
+from router_train.local.config import LocalTrainConfig
 from router_train.local.fitter import LOCAL_ROUTER_NAME, LocalFitter
 from router_train.local.policy import RouterPolicy
 from router_train.route.kinds.kind import (
@@ -68,8 +69,20 @@ def judge(path: Path, pool: Sequence[str]) -> Judged:
 
 
 def fitters(request: FitRequest) -> list[Fitter]:
-    """One GRPO trainer per requested configuration (`local-grpo`, `--local NAME=...`), on the pool."""
-    return [LocalFitter(name, config, request.table.pool.ids) for name, config in request.local]
+    """One GRPO trainer per requested configuration (`local-grpo`, `--local NAME=...`), on the pool; with
+    `--task-features` each configuration without its own reads them too."""
+    return [
+        LocalFitter(name, with_task_features(config, request.task_features), request.table.pool.ids)
+        for name, config in request.local
+    ]
+
+
+def with_task_features(config: LocalTrainConfig, task_features: str | None) -> LocalTrainConfig:
+    """`config` reading `task_features` too, unless it names its own (or none is given)."""
+    if task_features is None or config.features.task_features is not None:
+        return config
+    features = config.features.model_copy(update={"task_features": task_features})
+    return config.model_copy(update={"features": features})
 
 
 def references(request: ReferenceRequest) -> list[Fitter]:
