@@ -127,11 +127,11 @@ def analyze_tasks(tasks: Sequence[TaskRow], endpoint: Endpoint, *, progress: boo
         finally:
             if bar is not None:
                 bar.close()
-    analysis = Analysis(rows={}, missing={f.name: 0 for f in RUBRIC})
+    analysis = Analysis(rows={}, missing={item.name: 0 for item in RUBRIC})
     for task, reply in zip(tasks, replies, strict=True):
         values, parsed = parse_answer(reply)
         analysis.unparseable += not parsed
-        for f, v in zip(RUBRIC, values, strict=True):
-            analysis.missing[f.name] += v is None
+        for item, v in zip(RUBRIC, values, strict=True):
+            analysis.missing[item.name] += v is None
         analysis.rows[task.instance_id] = list(values)
     return analysis
