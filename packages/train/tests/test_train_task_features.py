@@ -212,3 +212,71 @@ def test_jsonl_is_one_object_per_line() -> None:
         {"instance_id": "a", "x": None},
         {"instance_id": "b", "x": 2.0},
     ]
+
+
+def test_a_saved_logreg_on_task_features_needs_them_to_route(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = _blank_text(make_table(n=40))
+    table_file = tmp_path / "table.json"
+    write_table(table, table_file)
+    features = _features_file(tmp_path, table, _oracle_feature(table))
+    fit_dir = tmp_path / "fit"
+    argv = ["fit", BALANCED_LOGREG_NAME, "--output-dir", str(fit_dir), "--table", str(table_file)]
+    assert main([*argv, "--task-features", str(features)]) == 0
+    ckpt = json.loads((fit_dir / "checkpoint.json").read_text())
+    assert ckpt["task_features"]["columns"] == ["signal", "constant"]
+    assert len(ckpt["fit"]["coef"][0]) == len(ckpt["vocabulary"]) + 2
+    assert (
+        main(["fit", "tfidf-knn", "--output-dir", str(tmp_path / "k"), "--task-features", str(features)]) == 2
+    )
+    assert "--task-features: only for tfidf-logreg" in capsys.readouterr().err
+
+    tasks = tmp_path / "tasks.jsonl"
+    rows = [
+        {"instance_id": t.instance_id, "repo": t.repo, "problem_statement": t.problem_statement}
+        for t in table.tasks
+    ]
+    tasks.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    route = ["route", "--quiet", "--checkpoint", str(fit_dir / "checkpoint.json"), "--tasks", str(tasks)]
+    assert main(route) == 2
+    err = capsys.readouterr().err.strip()
+    assert (
+        err.count("\n") == 0 and "trained on 2 task-feature columns" in err and "--task-features FILE" in err
+    )
+    out = tmp_path / "routes.jsonl"
+    assert main([*route, "--task-features", str(features), "-o", str(out)]) == 0
+    routed = {d["instance_id"]: d["model"] for d in map(json.loads, out.read_text().splitlines())}
+    # the features decide: the fit learned the column that names the oracle label
+    agree = sum(routed[t.instance_id] == t.oracle for t in table.tasks)
+    assert agree >= 0.9 * len(table.tasks)
+    partial = tmp_path / "partial.csv"
+    write_task_features(partial, ["signal", "constant"], {t.instance_id: [0.0, 1.0] for t in table.tasks[1:]})
+    assert main([*route, "--task-features", str(partial)]) == 2
+    assert f"no row for task {table.tasks[0].instance_id!r}" in capsys.readouterr().err
+    other = tmp_path / "other.csv"
+    write_task_features(other, ["x"], {t.instance_id: [0.0] for t in table.tasks})
+    assert main([*route, "--task-features", str(other)]) == 2
+    assert "no column 'signal'" in capsys.readouterr().err
+
+
+def test_a_local_checkpoint_on_task_features_needs_them_to_route(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from router_train.local import train_local
+
+    out = tmp_path / "local"
+    cfg = LocalTrainConfig(
+        output_dir=out, steps=3, tasks_per_step=16, features=FeatureConfig(task_features="bundled-issue")
+    )
+    train_local(cfg, progress=False)
+    ckpt_file = next(out.glob("**/checkpoint*.json"))
+    state = json.loads(ckpt_file.read_text())["feature_state"]["task_features"]
+    assert state["columns"] == list(ISSUE_COLUMNS) and state["source"] == "bundled-issue"
+    route = ["route", "--quiet", "--checkpoint", str(ckpt_file), "--instance", "astropy__astropy-12907"]
+    assert main(route) == 2
+    assert "trained on 15 task-feature columns (from bundled-issue)" in capsys.readouterr().err
+    assert main([*route, "--task-features", "bundled-issue"]) == 0
+    capsys.readouterr()
+    assert main([*route, "--task-features", "bundled-repo"]) == 2  # not the columns it was trained on
+    assert "no column 'solution_hint'" in capsys.readouterr().err

@@ -21,6 +21,7 @@ from router_train.route.kinds.kind import (
     RouterKind,
     check_fixed,
     refuse_candidates,
+    routing_task_features,
 )
 from router_train.route.operating_point import training_tasks
 from router_train.route.router import Router
@@ -51,6 +52,10 @@ def load(path: Path, spec: CheckpointSpec) -> Loaded:
     refuse_candidates(spec, path, "local")
     ckpt = read_checkpoint(path)
     check_fixed(spec, path, ckpt.pool_ids, ckpt.table, ckpt.table_sha256)
+    features = routing_task_features(spec, path, ckpt.feature_state.task_features)
+    if features is not None:  # the routing file replaces the one it was trained with
+        config = ckpt.features.model_copy(update={"task_features": features})
+        ckpt = ckpt.model_copy(update={"features": config})
     policy = policy_of(ckpt)
 
     def calibration() -> DialCalibration:
