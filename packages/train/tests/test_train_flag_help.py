@@ -14,6 +14,7 @@ from router_oracle.table import OracleRule
 from router_train import cli
 from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig
 from router_train.commands import COMMANDS, options_models
+from router_train.commands import analyze as analyze_command
 from router_train.commands import config as config_command
 from router_train.commands import evaluate as evaluate_command
 from router_train.commands import evaluate_anypool as evaluate_anypool_command
@@ -30,6 +31,7 @@ MIRRORS: dict[str, list[type[BaseModel]]] = {
     "route": [CheckpointSpec, EndpointSpec],
     "fit": [fit_command.Options, BaselineCheckpoint],
     "config": [config_command.Options],
+    "analyze": [analyze_command.Options],
     "launch": [launch_command.Options],
     "evaluate": [evaluate_command.Options],
     "evaluate-anypool": [evaluate_anypool_command.Options],

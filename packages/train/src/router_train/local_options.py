@@ -31,6 +31,7 @@ def add_training_arguments(p: argparse.ArgumentParser) -> None:
     field_flag(p, LocalTrainConfig, "upsample", action=argparse.BooleanOptionalAction)
     field_flag(p, FeatureConfig, "difficulty", action="store_true")
     field_flag(p, FeatureConfig, "irt", action="store_true")
+    field_flag(p, FeatureConfig, "task_features", metavar="FILE")
     field_flag(p, LocalTrainConfig, "reward", "--reward-weights", type=_weights, metavar="W1,W2,W3,W4,W5")
 
 
@@ -53,7 +54,7 @@ def config_from_options(options: str) -> LocalTrainConfig:
 
 def config_from_args(args: argparse.Namespace) -> LocalTrainConfig:
     fields = given(args, *LocalTrainConfig.model_fields)
-    features = given(args, "difficulty", "irt")
+    features = given(args, "difficulty", "irt", "task_features")
     if features:
         fields["features"] = FeatureConfig(**features)
     if args.reward is not None:

@@ -51,6 +51,10 @@ COMMANDS: dict[str, Command] = {
             "fit",
             "fit a supervised baseline (TF-IDF logreg, kNN, cheapest) or the IRT router and save it",
         ),
+        Command(
+            "analyze",
+            "rate new tasks' issues on the 15 issue-only features via an OpenAI-compatible endpoint",
+        ),
         Command("route", "route tasks with a trained router (checkpoint, saved baseline or LLM endpoint)"),
         Command("serve", "an OpenAI-compatible proxy routing each agent task to one model, sticky"),
     )

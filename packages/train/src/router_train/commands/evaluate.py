@@ -86,6 +86,11 @@ class Options(TableOptions, OutputOptions):
     irt: bool = False
     """also fit the IRT router per fold (row `irt`, on the bundled runs' train-task results; slower) and
     report its calibration"""
+    task_features: str | None = None
+    """per-task numeric features from a pre-pass, inputs of the TF-IDF logistic regressions and every
+    local GRPO router beside the text, standardised on each fold's train tasks only: a CSV or JSONL file
+    (optionally .gz) keyed by instance_id (format: `router_train.task_features`), or bundled-issue /
+    bundled-repo / bundled (the bundled judged features: 15 issue-only, 8 repository, all 23 columns)"""
     seed: Seed = 0
     """seed of the random baseline, classifiers and bootstrap"""
     jobs: Count | None = None
@@ -189,6 +194,7 @@ def register(sub: Any) -> None:
     field_flag(p, Options, "name", action="append", metavar="NAME")
     for name in ("only_covered", "allow_in_sample", "no_baselines", "irt"):
         field_flag(p, Options, name, action="store_true")
+    field_flag(p, Options, "task_features", metavar="FILE")
     field_flag(p, Options, "seed")
     field_flag(p, Options, "jobs")
     field_flag(p, Options, "test_table", type=Path, metavar="TEST.json")
@@ -229,6 +235,7 @@ def run(args: argparse.Namespace) -> int:
         local_routers=local if options.no_baselines else _with_default(local),
         include_baselines=not options.no_baselines,
         irt=options.irt,
+        task_features=options.task_features,
         only_covered=options.only_covered,
         allow_in_sample=options.allow_in_sample,
         jobs=default_jobs(options.jobs),

@@ -28,6 +28,7 @@ from router_train.irt.fit_command import fit_irt
 from router_train.irt.router import IrtConfig, check_enough_tasks
 from router_train.local.trainer import BUNDLED_TABLE_NAME
 from router_train.route.baseline_checkpoint import BASELINE_NAMES, fit_baseline, save_baseline
+from router_train.scoring.baselines import BALANCED_LOGREG_NAME, LOGREG_NAME
 
 CHECKPOINT_FILE = "checkpoint.json"
 """The file `fit` writes in its output directory (the same name as `router-train local`'s)."""
@@ -53,6 +54,10 @@ class Options(FrozenModel):
     """With `split` train: the env split's seed (0 to 2**32 - 1)."""
     seed: Seed = 0
     """Seed of the classifier (logistic regression's `random_state`), as evaluate's."""
+    task_features: str | None = None
+    """tfidf-logreg, tfidf-logreg(balanced): also read these per-task features beside the text, as
+    `router-train evaluate --task-features` (CSV or JSONL keyed by instance_id, or bundled-issue /
+    bundled-repo / bundled); the checkpoint then needs them at routing time (`route --task-features`)"""
 
 
 def register(sub: Any) -> None:
@@ -70,6 +75,7 @@ def register(sub: Any) -> None:
     field_flag(p, Options, "output_dir", required=True)
     for name in ("table", "split", "eval_fraction", "split_seed", "seed"):
         field_flag(p, Options, name)
+    field_flag(p, Options, "task_features", metavar="FILE")
     p.set_defaults(func=run)
 
 
@@ -99,7 +105,9 @@ def run(args: argparse.Namespace) -> int:
             flags = f"--split train, --eval-fraction {options.eval_fraction}"
         check_enough_tasks(len(train), IrtConfig(), f"{path} ({len(table.tasks)} tasks, {flags})")
         return fit_irt(train, table.pool, options.seed, source, options.output_dir / CHECKPOINT_FILE)
-    ckpt = fit_baseline(options.name, train, table.pool.ids, options.seed, source)
+    if options.task_features is not None and options.name not in (LOGREG_NAME, BALANCED_LOGREG_NAME):
+        raise ValueError(f"--task-features: only for {LOGREG_NAME} and {BALANCED_LOGREG_NAME}")
+    ckpt = fit_baseline(options.name, train, table.pool.ids, options.seed, source, options.task_features)
     with publish_directory(options.output_dir, owned=[CHECKPOINT_FILE]) as staged:
         save_baseline(ckpt, staged / CHECKPOINT_FILE)
     print(f"{ckpt.name}: fitted on {len(ckpt.train_task_ids)} tasks of {ckpt.table} ({options.split})")

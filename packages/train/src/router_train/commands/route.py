@@ -66,6 +66,7 @@ def register(sub: Any) -> None:
     _spec_flag(r, "fallback", metavar="MODEL")
     for name in ("pool", "table", "candidates", "eval_fraction", "split_seed"):
         _spec_flag(r, name)
+    _spec_flag(r, "task_features", metavar="FILE")
     d = p.add_argument_group("cost dial (at most one of --budget, --dial; checkpoints only)")
     _spec_flag(d, "budget", metavar="USD")
     _spec_flag(d, "dial", metavar="X")

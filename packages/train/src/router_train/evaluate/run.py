@@ -48,6 +48,7 @@ from router_train.route.task import RouteTask
 from router_train.scoring import baselines
 from router_train.scoring.calibration import held_out_calibration
 from router_train.scoring.decisions import Decisions, EvaluateError, from_labels
+from router_train.task_features import load_task_features
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
@@ -308,6 +309,7 @@ def evaluate(
     progress: bool = False,
     test_table: tuple[OracleTable, TableInfo] | None = None,
     calibrate: Sequence[int] = (),
+    task_features: str | None = None,
 ) -> EvalReport:
     """Evaluate the baselines and every given router on tasks none of the learned ones trained on.
 
@@ -322,6 +324,8 @@ def evaluate(
     `test_table` (cross-validation only; same pool and tasks): the fitted routers, which then route
     blinded records, are judged on its outcomes too (`cross_harness`), re-estimated on the first N
     held-out tasks of each fold for each N of `calibrate` (which needs it).
+    `task_features` (a file or bundled name, `router_train.task_features`) are inputs of the learned
+    routers that read them (`FitRequest.task_features`); every evaluated task needs them.
     """
     pool = table.pool.ids
     origin = table_info.file
@@ -358,7 +362,9 @@ def evaluate(
         smallest = min(len(p.train) for p in d.partitions)
         check_enough_tasks(smallest, IrtConfig(), f"{origin} ({len(d.tasks)} tasks, --irt with {how})")
     # Which learned routers are fitted, and how: each kind's entry of the registry (`route.kinds`).
-    request = FitRequest(table, d.tasks, include_baselines, list(local_routers), irt)
+    request = FitRequest(table, d.tasks, include_baselines, list(local_routers), irt, task_features)
+    if task_features is not None:
+        notes.append(_task_features_note(task_features, d.tasks))
     all_fitters: list[Fitter] = fitters_for(request)
     all_fitters += list(fitters)
     # The per-model scores: the curves' (cross-validation), and the predicted probabilities' calibration.
@@ -435,6 +441,16 @@ def evaluate(
         evaluations=evaluations,
         notes=notes,
         cross_harness=cross,
+    )
+
+
+def _task_features_note(spec: str, tasks: Sequence[TaskRecord]) -> str:
+    """Check (before any fit) that every evaluated task has the features; the report's note on them."""
+    features = load_task_features(spec)
+    features.check_covers([t.instance_id for t in tasks])
+    return (
+        f"task features {spec} ({len(features.columns)} columns, standardised on each fit's train tasks) "
+        "are inputs of the TF-IDF logistic regressions and the local GRPO routers"
     )
 
 

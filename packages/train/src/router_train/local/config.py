@@ -50,6 +50,11 @@ class FeatureConfig(FrozenModel):
     `local-anypool`: per-model feature columns beside the capability entries (`anypool.irt_inputs`; a
     model never trained with gets its ability from its results on the train tasks). Off by default:
     under cross-validation it has not been shown to help."""
+    task_features: str | None = None
+    """Add per-task numeric features from a pre-pass: a CSV or JSONL file keyed by instance_id, or
+    `bundled-issue` / `bundled-repo` / `bundled` (the bundled judged features: 15 issue-only, 8
+    repository, all 23 columns; `router_train.task_features`), standardised on the train tasks only.
+    Every task trained on or routed needs a row."""
 
 
 class RewardWeights(FrozenModel):

@@ -1,4 +1,5 @@
-"""Task -> feature vector for the linear router: TF-IDF or hashed text, repository, length.
+"""Task -> feature vector for the linear router: TF-IDF or hashed text, repository, length, a pre-pass's
+task features.
 
 Fitting (idf, vocabularies) reads the train split only; the fitted state is plain data so a checkpoint
 carries it and a loaded policy featurises new tasks exactly as training did.
@@ -18,6 +19,7 @@ from router_oracle.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
 from router_train.local.config import FeatureConfig, LocalTrainError
 from router_train.local.irt_features import IrtFeatureState, fit_irt_features, irt_columns
+from router_train.task_features import FeatureScaling, load_task_features
 from router_train.text_features import fit_tfidf, tfidf_matrix
 
 
@@ -37,6 +39,9 @@ class FeatureState(FrozenModel):
     """Difficulty vocabulary of the one-hot, sorted (empty when `FeatureConfig.difficulty` is off)."""
     irt: IrtFeatureState | None = None
     """`FeatureConfig.irt`: the IRT fit on the train tasks behind the per-model columns (None when off)."""
+    task_features: FeatureScaling | None = None
+    """`FeatureConfig.task_features`: the columns and their standardisation on the train tasks (None
+    when off)."""
 
 
 def _vectorizer(cfg: FeatureConfig) -> HashingVectorizer:
@@ -84,10 +89,20 @@ def fit_features(
         # scikit-learn's smoothed idf: as if one extra document held every term.
         w = np.log((1.0 + n) / (1.0 + df)) + 1.0 if cfg.idf else np.ones_like(df)
         weights = [float(v) for v in np.where(df >= cfg.min_df, w, 0.0)]
+    scaling = None
+    if cfg.task_features is not None:
+        table = load_task_features(cfg.task_features)
+        scaling = FeatureScaling.fit(table, [t.instance_id for t in uniq])
     repos = sorted({t.repo for t in uniq}) if cfg.repo else []
     diffs = sorted({t.difficulty for t in uniq if t.difficulty is not None}) if cfg.difficulty else []
     return FeatureState(
-        vocabulary=vocabulary, idf=idf, bucket_weights=weights, repos=repos, difficulties=diffs, irt=irt
+        vocabulary=vocabulary,
+        idf=idf,
+        bucket_weights=weights,
+        repos=repos,
+        difficulties=diffs,
+        irt=irt,
+        task_features=scaling,
     )
 
 
@@ -123,6 +138,11 @@ def featurize(cfg: FeatureConfig, state: FeatureState, tasks: Sequence[TaskRecor
         if state.irt is None:
             raise LocalTrainError("the features ask for IRT columns but their fitted state has no IRT fit")
         blocks.append(sp.csr_matrix(irt_columns(state.irt, tasks)))
+    if cfg.task_features is not None:
+        if state.task_features is None:
+            raise LocalTrainError("the features ask for task-feature columns but their fitted state has none")
+        table = load_task_features(cfg.task_features)
+        blocks.append(sp.csr_matrix(state.task_features.transform(table, [t.instance_id for t in tasks])))
     return sp.csr_matrix(sp.hstack(blocks, format="csr"))
 
 
@@ -134,4 +154,5 @@ def feature_dim(cfg: FeatureConfig, state: FeatureState) -> int:
         + (1 if cfg.length else 0)
         + (len(state.difficulties) if cfg.difficulty else 0)
         + (len(state.irt.pool.models) if cfg.irt and state.irt is not None else 0)
+        + (len(state.task_features.columns) if cfg.task_features and state.task_features else 0)
     )

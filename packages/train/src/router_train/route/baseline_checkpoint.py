@@ -33,6 +33,7 @@ from router_train.scoring.baselines import (
     TfidfFeatures,
 )
 from router_train.scoring.dial import CHECKPOINT_POINTS, DialCalibration, calibrate
+from router_train.task_features import FeatureScaling
 
 BASELINE_CHECKPOINT_VERSION = 2
 """Bumped on any change an older reader would misinterpret (`BaselineCheckpoint.version`)."""
@@ -80,6 +81,10 @@ class BaselineCheckpoint(FrozenModel):
     """Each word's idf."""
     fit: BaselineFit
     """The fitted router."""
+    task_features: FeatureScaling | None = None
+    """`--task-features`: the columns the logistic regression read beside the TF-IDF and their
+    standardisation on the train tasks (routing needs the same columns for every task); None: text only
+    (always for `cheapest-on-train` and `tfidf-knn`)."""
     calibration: DialCalibration | None = None
     """The cost dial's table on the train tasks (`scoring.dial.calibrate` of `dial_scores`: dial ->
     expected cost per task and resolved rate), columns the pool's ids sorted: what `router-train route
@@ -117,27 +122,31 @@ def fit_baseline(
     pool_ids: Sequence[str],
     seed: int,
     source: FitSource,
+    task_features: str | None = None,
 ) -> BaselineCheckpoint:
     """Fit baseline `name` on `train_tasks` (the tasks `source` names) as evaluate does (tasks in
-    instance-id order)."""
+    instance-id order; `task_features`: the logistic regressions' extra inputs, as evaluate's)."""
     if name not in BASELINE_NAMES:
         raise RouteError(f"unknown baseline {name!r}; one of: {', '.join(BASELINE_NAMES)}")
     train = sorted(train_tasks, key=lambda t: t.instance_id)
     vocabulary: list[str] = []
     idf: list[float] = []
     fit: CheapestFit | LogregFit | KnnFit
+    scaling: FeatureScaling | None = None
     row_name = name
     calibration = None
     if name == CHEAPEST_NAME:
         fit = CheapestFit.fit(train, pool_ids)
     else:
-        features = TfidfFeatures(train, name)
+        logreg = name != "tfidf-knn"
+        features = TfidfFeatures(train, name, task_features if logreg else None)
         vocabulary, idf = features.vocabulary, features.idf
-        if name == "tfidf-knn":
+        if not logreg:
             fit = KnnFit.fit(features, DEFAULT_KNN_K)
             row_name = f"tfidf-knn(k={fit.k})"
         else:
             fit = LogregFit.fit(features, seed, balanced=name.endswith("(balanced)"))
+            scaling = features.scaling
         calibration = baseline_calibration(fit, features.x_train, train, pool_ids)
     return BaselineCheckpoint(
         name=row_name,
@@ -148,6 +157,7 @@ def fit_baseline(
         vocabulary=vocabulary,
         idf=idf,
         fit=fit,
+        task_features=scaling,
         calibration=calibration,
     )
 

@@ -70,6 +70,10 @@ class CheckpointSpec(RouterSpecBase):
     dial: Dial | None = None
     """The cost dial itself (`evaluate.dial.apply_dial`: argmax of score - dial x mean train cost; 0 = the
     router as trained, higher = cheaper). Not with `budget`, not for an endpoint router."""
+    task_features: str | None = None
+    """Task-features file (CSV or JSONL keyed by instance_id, or bundled-issue / bundled-repo / bundled)
+    for a checkpoint trained on task features (`--task-features` of `local`, `fit`): it needs them for
+    every task it routes (a task without them is refused) and takes the columns it was trained on."""
 
     @model_validator(mode="before")
     @classmethod

@@ -20,15 +20,18 @@ class BaselineFitter:
 
     pool: list[str]
     """Pool model ids."""
+    task_features: str | None = None
+    """`--task-features`: a file or bundled name whose columns the logistic regressions read beside the
+    TF-IDF (standardised on each fit's train tasks); None: text only."""
 
     def __call__(self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int) -> list[Decisions]:
-        return baselines.fitted_baselines(train, test, self.pool, seed)
+        return baselines.fitted_baselines(train, test, self.pool, seed, task_features=self.task_features)
 
     def fit_scored(
         self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int
     ) -> tuple[list[Decisions], list[RouterScores]]:
         """The same decisions, and the text classifiers' per-model scores (their cost dial)."""
-        return fitted_baselines_scored(train, test, self.pool, seed)
+        return fitted_baselines_scored(train, test, self.pool, seed, self.task_features)
 
 
 @dataclass(frozen=True)

@@ -52,10 +52,15 @@ def smoothed_votes(fit: KnnFit, x: object, pool: Sequence[str], *, leave_out: bo
 
 
 def fitted_baselines_scored(
-    train: Sequence[TaskRecord], tasks: Sequence[TaskRecord], pool: Sequence[str], seed: int
+    train: Sequence[TaskRecord],
+    tasks: Sequence[TaskRecord],
+    pool: Sequence[str],
+    seed: int,
+    task_features: str | None = None,
 ) -> tuple[list[Decisions], list[RouterScores]]:
-    """`baselines.fitted_baselines` and the scores of the three text classifiers on train and `tasks`."""
-    fits = TextFits.fit(train, seed)
+    """`baselines.fitted_baselines` and the scores of the three text classifiers on train and `tasks`
+    (`task_features`: the logistic regressions' extra inputs, `baselines.TfidfFeatures`)."""
+    fits = TextFits.fit(train, seed, task_features)
     decisions = fitted_baselines(train, tasks, pool, seed, fits=fits)
     x_train, x_test = fits.features.x_train, fits.features.transform(tasks)
     scores = [
@@ -67,8 +72,8 @@ def fitted_baselines_scored(
         RouterScores(
             knn,
             list(pool),
-            smoothed_votes(fits.knn, x_train, pool, leave_out=True),
-            smoothed_votes(fits.knn, x_test, pool),
+            smoothed_votes(fits.knn, fits.features.x_text_train, pool, leave_out=True),
+            smoothed_votes(fits.knn, fits.features.transform_text(tasks), pool),
         )
     )
     return decisions, scores

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
 from router_train.scoring.decisions import Decisions, EvaluateError, from_distributions, from_labels
+from router_train.task_features import FeatureScaling, load_task_features
 from router_train.text_features import fit_tfidf, tfidf_matrix
 
 
@@ -94,17 +95,43 @@ def always_cheapest(
 
 class TfidfFeatures:
     """TF-IDF of the task text (`router_train.text_features`), fitted on train tasks only; shared by the
-    text classifiers of one fit."""
+    text classifiers of one fit. With `task_features` (a `--task-features` file or bundled name) the
+    logistic regressions' inputs (`transform`) are the TF-IDF and those columns, standardised on the train
+    tasks only (`task_features.FeatureScaling`); kNN's similarity stays on the text (`transform_text`)."""
 
-    def __init__(self, train_tasks: Sequence[TaskRecord], name: str = "tfidf") -> None:
+    def __init__(
+        self, train_tasks: Sequence[TaskRecord], name: str = "tfidf", task_features: str | None = None
+    ) -> None:
         if len(train_tasks) < 2:
             raise EvaluateError(f"{name} needs at least 2 train tasks, got {len(train_tasks)}")
         self.vocabulary, self.idf = fit_tfidf(train_tasks)
+        self.scaling = (
+            None
+            if task_features is None
+            else FeatureScaling.fit(load_task_features(task_features), [t.instance_id for t in train_tasks])
+        )
+        self.task_features = task_features
+        self.x_text_train = self.transform_text(train_tasks)
         self.x_train = self.transform(train_tasks)
         self.y_train = [t.oracle for t in train_tasks]
 
-    def transform(self, tasks: Sequence[TaskRecord]) -> Any:
+    def transform_text(self, tasks: Sequence[TaskRecord]) -> Any:
         return tfidf_matrix(tasks, self.vocabulary, self.idf)
+
+    def transform(self, tasks: Sequence[TaskRecord]) -> Any:
+        return with_task_features(self.transform_text(tasks), self.scaling, tasks, self.task_features)
+
+
+def with_task_features(
+    x_text: Any, scaling: FeatureScaling | None, tasks: Sequence[TaskRecord], source: str | None
+) -> Any:
+    """A logistic regression's inputs: the TF-IDF rows, then the task features standardised as `scaling`
+    says, read from `source` (None: the file they were fitted on); the TF-IDF alone without `scaling`."""
+    if scaling is None:
+        return x_text
+    table = load_task_features(source or scaling.source)
+    block = sp.csr_matrix(scaling.transform(table, [t.instance_id for t in tasks]))
+    return sp.csr_matrix(sp.hstack([sp.csr_matrix(x_text), block], format="csr"))
 
 
 class LogregFit(FrozenModel):
@@ -115,7 +142,8 @@ class LogregFit(FrozenModel):
     classes: list[str]
     """The oracle labels seen in training, sorted (scikit-learn's `classes_`)."""
     coef: list[list[float]]
-    """`coef_`: one row per class (one row in all for two classes), one column per TF-IDF term."""
+    """`coef_`: one row per class (one row in all for two classes), one column per TF-IDF term, then one
+    per task-feature column (`TfidfFeatures.scaling`)."""
     intercept: list[float]
     """`intercept_`, one per row of `coef`."""
 
@@ -125,7 +153,7 @@ class LogregFit(FrozenModel):
 
         y = features.y_train
         if len(set(y)) == 1:  # one class in train: the classifier can only predict it
-            return cls(classes=[y[0]], coef=[[0.0] * len(features.vocabulary)], intercept=[0.0])
+            return cls(classes=[y[0]], coef=[[0.0] * features.x_train.shape[1]], intercept=[0.0])
         clf = LogisticRegression(
             C=1.0, max_iter=2000, random_state=seed, class_weight="balanced" if balanced else None
         )
@@ -175,7 +203,7 @@ class KnnFit(FrozenModel):
 
     @classmethod
     def fit(cls, features: TfidfFeatures, k: int = 10) -> KnnFit:
-        x = sp.csr_matrix(features.x_train)
+        x = sp.csr_matrix(features.x_text_train)
         return cls(
             k=min(k, len(features.y_train)),
             labels=list(features.y_train),
@@ -252,7 +280,7 @@ def tfidf_knn(
     """k nearest train tasks by TF-IDF cosine similarity vote for their oracle labels (ties: smallest id)."""
     f = features or TfidfFeatures(train_tasks, "tfidf-knn")
     fit = fit or KnnFit.fit(f, k)
-    pred = fit.predict(f.transform(tasks))
+    pred = fit.predict(f.transform_text(tasks))
     picks: dict[str, list[str | None]] = {t.instance_id: [p] for t, p in zip(tasks, pred, strict=True)}
     return from_labels(f"tfidf-knn(k={fit.k})", "baseline", picks)
 
@@ -271,8 +299,9 @@ class TextFits:
     """`tfidf-knn`."""
 
     @classmethod
-    def fit(cls, train_tasks: Sequence[TaskRecord], seed: int) -> TextFits:
-        f = TfidfFeatures(train_tasks)
+    def fit(cls, train_tasks: Sequence[TaskRecord], seed: int, task_features: str | None = None) -> TextFits:
+        """Fit all three (`task_features`: the logistic regressions' extra inputs, `TfidfFeatures`)."""
+        f = TfidfFeatures(train_tasks, task_features=task_features)
         return cls(f, LogregFit.fit(f, seed, False), LogregFit.fit(f, seed, True), KnnFit.fit(f))
 
 
@@ -283,10 +312,12 @@ def fitted_baselines(
     seed: int,
     *,
     fits: TextFits | None = None,
+    task_features: str | None = None,
 ) -> list[Decisions]:
     """Every baseline that learns from train tasks, fitted on `train_tasks` and routing `tasks`
-    (`fits`: its text classifiers, fitted already on `train_tasks`)."""
-    fits = fits or TextFits.fit(train_tasks, seed)
+    (`fits`: its text classifiers, fitted already on `train_tasks`; else fitted here, the logistic
+    regressions reading `task_features` too)."""
+    fits = fits or TextFits.fit(train_tasks, seed, task_features)
     f = fits.features
     return [
         always_cheapest(train_tasks, tasks, model_ids),

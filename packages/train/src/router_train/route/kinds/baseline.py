@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from router_oracle.table import TaskRecord
 from router_train.route.baseline_checkpoint import (
     BaselineCheckpoint,
     baseline_calibration,
@@ -24,6 +25,7 @@ from router_train.route.kinds.kind import (
     RouterKind,
     check_fixed,
     refuse_candidates,
+    routing_task_features,
 )
 from router_train.route.operating_point import training_tasks
 from router_train.route.router import Router
@@ -31,7 +33,7 @@ from router_train.route.spec import CheckpointSpec
 from router_train.route.task import RouteTask
 from router_train.scoring.baseline_fitter import BalancedLogregFitter, BaselineFitter
 from router_train.scoring.baseline_scores import in_pool
-from router_train.scoring.baselines import BALANCED_LOGREG_NAME
+from router_train.scoring.baselines import BALANCED_LOGREG_NAME, with_task_features
 from router_train.scoring.dial import DialCalibration
 from router_train.scoring.fitter import Fitter
 from router_train.text_features import tfidf_matrix
@@ -42,21 +44,28 @@ class BaselineRouter(Router):
     values, kNN votes), columns the pool's ids sorted, so that argmax's first-of-ties is the smallest
     id, as in evaluate. A pool model the fit never saw as a label scores -inf (omitted in `--explain`)."""
 
-    def __init__(self, ckpt: BaselineCheckpoint, name: str) -> None:
+    def __init__(self, ckpt: BaselineCheckpoint, name: str, task_features: str | None = None) -> None:
         self.ckpt = ckpt
         self.name = name
         self.pool = sorted(ckpt.pool_ids)
+        self.task_features = task_features
+        """Where the task features of the routed tasks come from (None: the file it was fitted with)."""
+
+    def inputs(self, tasks: Sequence[TaskRecord]) -> object:
+        """The fit's inputs: the TF-IDF, then the task features it was fitted with (standardised)."""
+        x = tfidf_matrix(tasks, self.ckpt.vocabulary, self.ckpt.idf)
+        return with_task_features(x, self.ckpt.task_features, tasks, self.task_features)
 
     def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
         fit = self.ckpt.fit
         if fit.method == "cheapest":
             raw = fit.scores(len(tasks))
         else:
-            raw = fit.scores(tfidf_matrix([t.record() for t in tasks], self.ckpt.vocabulary, self.ckpt.idf))
+            raw = fit.scores(self.inputs([t.record() for t in tasks]))
         return in_pool(raw, fit.classes, self.pool, -np.inf)
 
     def dial_scores(self, tasks: Sequence[RouteTask]) -> np.ndarray | None:
-        x = tfidf_matrix([t.record() for t in tasks], self.ckpt.vocabulary, self.ckpt.idf)
+        x = self.inputs([t.record() for t in tasks])
         return dial_scores(self.ckpt.fit, x, self.pool, on_train=False)
 
 
@@ -66,7 +75,8 @@ def load(path: Path, spec: CheckpointSpec) -> Loaded:
     refuse_candidates(spec, path, "baseline")
     baseline = read_baseline(path)
     check_fixed(spec, path, baseline.pool_ids, baseline.table, baseline.table_sha256)
-    router = BaselineRouter(baseline, f"{baseline.name}:{path}")
+    features = routing_task_features(spec, path, baseline.task_features)
+    router = BaselineRouter(baseline, f"{baseline.name}:{path}", features)
     if baseline.fit.method == "cheapest":
         return Loaded(router, None)
 
@@ -74,8 +84,7 @@ def load(path: Path, spec: CheckpointSpec) -> Loaded:
         if baseline.calibration is not None:
             return baseline.calibration
         tasks = training_tasks(path, spec, baseline.table, baseline.table_sha256, baseline.train_task_ids)
-        x = tfidf_matrix(tasks, baseline.vocabulary, baseline.idf)
-        cal = baseline_calibration(baseline.fit, x, tasks, baseline.pool_ids)
+        cal = baseline_calibration(baseline.fit, router.inputs(tasks), tasks, baseline.pool_ids)
         assert cal is not None
         return cal
 
@@ -89,8 +98,9 @@ def judge(path: Path, pool: Sequence[str]) -> Judged:
 
 
 def fitters(request: FitRequest) -> list[Fitter]:
-    """Every learned baseline at once, on the table's pool, unless `--no-baselines`."""
-    return [BaselineFitter(request.table.pool.ids)] if request.baselines else []
+    """Every learned baseline at once, on the table's pool, unless `--no-baselines` (the logistic
+    regressions reading `--task-features` too, when given)."""
+    return [BaselineFitter(request.table.pool.ids, request.task_features)] if request.baselines else []
 
 
 def references(request: ReferenceRequest) -> list[Fitter]:

@@ -24,6 +24,7 @@ from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec, RouteError
 from router_train.scoring.dial import RouterScores
 from router_train.scoring.fitter import Fitter
+from router_train.task_features import FeatureScaling
 
 
 @dataclass
@@ -62,6 +63,10 @@ class FitRequest:
     unless `--no-baselines`, then each `--local NAME=OPTIONS`."""
     irt: bool
     """The IRT router is wanted (`--irt`: slower, off by default)."""
+    task_features: str | None = None
+    """`--task-features`: a file or bundled name (`router_train.task_features`) every learned router
+    that can read task features takes as inputs beside the text (the logistic regressions, each local
+    GRPO router without its own), standardised on each fit's train tasks; None: none."""
 
 
 @dataclass(frozen=True)
@@ -221,3 +226,18 @@ def check_fixed(spec: CheckpointSpec, path: Path, pool_ids: list[str], table: st
                 f"{path}: trained on table {table} (sha256 {table_sha256[:16]}...), but {spec.table} "
                 f"has sha256 {got[:16]}..."
             )
+
+
+def routing_task_features(spec: CheckpointSpec, path: Path, trained: FeatureScaling | None) -> str | None:
+    """The task-features file a checkpoint routes with: `spec.task_features`, needed (one line if absent)
+    when it was trained on task features (`trained`: their columns' standardisation), refused when not."""
+    if trained is None:
+        if spec.task_features is not None:
+            raise RouteError(f"{path}: not trained on task features; drop --task-features")
+        return None
+    if spec.task_features is None:
+        raise RouteError(
+            f"{path}: trained on {len(trained.columns)} task-feature columns (from {trained.source}); "
+            "give --task-features FILE with them for every task routed"
+        )
+    return spec.task_features

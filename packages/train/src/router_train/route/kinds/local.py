@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from router_train.local.checkpoint import LocalCheckpoint, policy_of, read_checkpoint
+from router_train.local.config import LocalTrainConfig
 from router_train.local.fitter import LOCAL_ROUTER_NAME, LocalFitter
 from router_train.local.policy import RouterPolicy
 from router_train.route.kinds.kind import (
@@ -20,6 +21,7 @@ from router_train.route.kinds.kind import (
     RouterKind,
     check_fixed,
     refuse_candidates,
+    routing_task_features,
 )
 from router_train.route.operating_point import training_tasks
 from router_train.route.router import Router
@@ -50,6 +52,10 @@ def load(path: Path, spec: CheckpointSpec) -> Loaded:
     refuse_candidates(spec, path, "local")
     ckpt = read_checkpoint(path)
     check_fixed(spec, path, ckpt.pool_ids, ckpt.table, ckpt.table_sha256)
+    features = routing_task_features(spec, path, ckpt.feature_state.task_features)
+    if features is not None:  # the routing file replaces the one it was trained with
+        config = ckpt.features.model_copy(update={"task_features": features})
+        ckpt = ckpt.model_copy(update={"features": config})
     policy = policy_of(ckpt)
 
     def calibration() -> DialCalibration:
@@ -68,8 +74,20 @@ def judge(path: Path, pool: Sequence[str]) -> Judged:
 
 
 def fitters(request: FitRequest) -> list[Fitter]:
-    """One GRPO trainer per requested configuration (`local-grpo`, `--local NAME=...`), on the pool."""
-    return [LocalFitter(name, config, request.table.pool.ids) for name, config in request.local]
+    """One GRPO trainer per requested configuration (`local-grpo`, `--local NAME=...`), on the pool; with
+    `--task-features` each configuration without its own reads them too."""
+    return [
+        LocalFitter(name, with_task_features(config, request.task_features), request.table.pool.ids)
+        for name, config in request.local
+    ]
+
+
+def with_task_features(config: LocalTrainConfig, task_features: str | None) -> LocalTrainConfig:
+    """`config` reading `task_features` too, unless it names its own (or none is given)."""
+    if task_features is None or config.features.task_features is not None:
+        return config
+    features = config.features.model_copy(update={"task_features": task_features})
+    return config.model_copy(update={"features": features})
 
 
 def references(request: ReferenceRequest) -> list[Fitter]:
