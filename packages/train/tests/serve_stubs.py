@@ -252,6 +252,8 @@ def proxy_app(config_path: Path) -> Any:
     return build_app(config, load_router(config.router))
 
 
-def log_lines(config_path: Path) -> list[dict[str, Any]]:
+def log_lines(config_path: Path, *, usage: bool = False) -> list[dict[str, Any]]:
+    """The decision log's records as JSON objects; without `usage`, all but the per-answer usage lines."""
     log = config_path.parent / "state" / "decisions.jsonl"
-    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()] if log.exists() else []
+    lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()] if log.exists() else []
+    return [line for line in lines if usage or line.get("event") != "usage"]
