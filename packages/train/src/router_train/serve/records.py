@@ -8,7 +8,6 @@ the field existed has none: it reads as `decision`). The store keeps each task's
 from __future__ import annotations
 
 import json
-import math
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
@@ -163,8 +162,3 @@ def parse_record(line: str, where: str) -> LogRecord:
     except ValidationError as exc:
         raise RecordError(f"{where}: not a serve {event} record: {one_line(exc)}") from None
 
-
-def task_cost(costs: list[float | None]) -> float | None:
-    """The sum of the priced costs (None when none was priced)."""
-    priced = [c for c in costs if c is not None]
-    return math.fsum(priced) if priced else None
