@@ -179,9 +179,8 @@ def main() -> int:
                 # that a loaded machine adds to the wall-clock figures.
                 stub_cpu = (_cpu_s(stub_pid) - cpu0[0]) * 1000 / (2 * args.requests)
                 proxy_cpu = (_cpu_s(proxy_pid) - cpu0[1]) * 1000 / args.requests
-            route_ms = [
-                json.loads(line)["latency_ms"] for line in (Path(tmp) / "state" / "decisions.jsonl").open()
-            ]
+            records = [json.loads(line) for line in (Path(tmp) / "state" / "decisions.jsonl").open()]
+            route_ms = [r["latency_ms"] for r in records if r.get("event", "decision") == "decision"]
             print(f"requests: {args.requests} sequential per target, payload {len(payload)} bytes")
             for label, values in (("direct to stub:  ", direct), ("through proxy:   ", proxied)):
                 print(f"{label} median {statistics.median(values):.2f} ms, p99 {_pct(values, 0.99):.2f} ms")

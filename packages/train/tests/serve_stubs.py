@@ -85,7 +85,8 @@ class StubUpstream:
         text = self.reply if self.reply is not None else f"I am {self.name}"
         if not stream:
             return JSONResponse(_completion(body["model"], {"role": "assistant", "content": text}))
-        return StreamingResponse(_sse(body["model"], text), media_type="text/event-stream")
+        include_usage = (body.get("stream_options") or {}).get("include_usage") is True
+        return StreamingResponse(_sse(body["model"], text, include_usage), media_type="text/event-stream")
 
     def _agent_reply(self, model: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
         steps = sum(1 for m in messages if m["role"] == "assistant")
@@ -109,11 +110,15 @@ def _completion(model: str, message: dict[str, Any], finish_reason: str = "stop"
         "created": 1,
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        "usage": dict(STUB_USAGE),
     }
 
 
-async def _sse(model: str, text: str) -> Any:
+STUB_USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+"""The `usage` every stub answer reports (a stream's last chunk, when it asks for usage)."""
+
+
+async def _sse(model: str, text: str, include_usage: bool = False) -> Any:
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
         body = {
             "id": "chatcmpl-stub",
@@ -129,6 +134,9 @@ async def _sse(model: str, text: str) -> Any:
         yield chunk({"content": word if word == text.split(" ")[0] else " " + word})
         await asyncio.sleep(0)
     yield chunk({}, "stop")
+    if include_usage:  # OpenAI's last chunk with stream_options.include_usage: no choices, the usage
+        last = {"id": "chatcmpl-stub", "object": "chat.completion.chunk", "created": 1, "model": model}
+        yield f"data: {json.dumps({**last, 'choices': [], 'usage': STUB_USAGE})}\n\n".encode()
     yield b"data: [DONE]\n\n"
 
 
@@ -252,6 +260,10 @@ def proxy_app(config_path: Path) -> Any:
     return build_app(config, load_router(config.router))
 
 
-def log_lines(config_path: Path) -> list[dict[str, Any]]:
+def log_lines(config_path: Path, *, usage: bool = False) -> list[dict[str, Any]]:
+    """The decision log's records as JSON objects; without `usage`, all but the per-answer usage lines."""
     log = config_path.parent / "state" / "decisions.jsonl"
-    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()] if log.exists() else []
+    lines = (
+        [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()] if log.exists() else []
+    )
+    return [line for line in lines if usage or line.get("event") != "usage"]

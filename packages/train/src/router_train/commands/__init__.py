@@ -57,6 +57,7 @@ COMMANDS: dict[str, Command] = {
         ),
         Command("route", "route tasks with a trained router (checkpoint, saved baseline or LLM endpoint)"),
         Command("serve", "an OpenAI-compatible proxy routing each agent task to one model, sticky"),
+        Command("feedback", "what serve recorded of its traffic: decisions, exploration, outcomes"),
     )
 }
 """Command name -> the command, in `--help` order."""

@@ -45,7 +45,8 @@ def register(sub: Any) -> None:
         "serve",
         help=summary("serve"),
         description=(
-            "Serve POST /v1/chat/completions, GET /v1/models and GET /health. A request for model `router` "
+            "Serve POST /v1/chat/completions, GET /v1/models, GET /health (and POST /v1/feedback with a "
+            "[feedback] table). A request for model `router` "
             "is routed on its conversation's first user message (the task) once, and every later request "
             "of that task goes to the same upstream, also after a restart; a pool model id is served "
             "directly. See docs/serve.md. Exit codes: 2 bad input (one line on stderr), 130 stopped by "

@@ -7,7 +7,7 @@ import json
 import re
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,9 +21,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from router_train.route import Decision, EndpointError, Router, RouteTask
+from router_oracle.file_hash import sha256_file
+from router_train.route import CheckpointSpec, Decision, EndpointError, Router, RouteTask
 from router_train.route.task import REPO_PATTERN, issue_id
-from router_train.serve.config import ROUTER_MODEL, ServeConfig, UpstreamConfig, api_key
+from router_train.serve.config import ROUTER_MODEL, ServeConfig, UpstreamConfig, api_key, feedback_token
+from router_train.serve.explore import serve_choice
+from router_train.serve.feedback import FEEDBACK_PATH, authorized, parse_feedback
 from router_train.serve.identity import (
     REPO_HEADER,
     TASK_ID_HEADER,
@@ -32,7 +35,15 @@ from router_train.serve.identity import (
     issue_text,
     task_key,
 )
+from router_train.serve.records import (
+    DecisionRecord,
+    FallbackRecord,
+    OutcomeRecord,
+    RouterErrorRecord,
+    UsageRecord,
+)
 from router_train.serve.store import DecisionLog, StickyStore
+from router_train.serve.usage import StreamMeter, Tokens, body_usage
 
 MODEL_HEADER = "x-router-model"
 """Response header: the pool model id that served (or was to serve) the request."""
@@ -129,6 +140,10 @@ class Proxy:
         # decision instead of routing again (and perhaps differently, for a sampling router).
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._clients: dict[str, httpx.AsyncClient] = {}
+        spec = config.router
+        self.checkpoint_sha256 = sha256_file(spec.checkpoint) if isinstance(spec, CheckpointSpec) else None
+        """sha256 of the router's checkpoint file, written in every decision (None: an LLM router)."""
+        self.feedback_token = feedback_token(config)
 
     @property
     def store(self) -> StickyStore:
@@ -172,6 +187,10 @@ class Proxy:
         return JSONResponse({"object": "list", "data": data})
 
     async def chat_completions(self, request: Request) -> Response:
+        """A chat completion, routed; a routed task's answers have their usage recorded (`_metered`)."""
+        return self._metered(await self._chat_completions(request))
+
+    async def _chat_completions(self, request: Request) -> Response:
         try:
             body = self._parse(await read_body(request))
             routed = await self._route(body, request)
@@ -191,14 +210,13 @@ class Proxy:
             if fallback is None or not failure.retryable:
                 return failure.response
             self.log.write(
-                {
-                    "time": _now(),
-                    "event": "fallback",
-                    "task": routed.task,
-                    "model": routed.model,
-                    "fallback_model": fallback,
-                    "status": failure.response.status_code,
-                }
+                FallbackRecord(
+                    time=_now(),
+                    task=routed.task,
+                    model=routed.model,
+                    fallback_model=fallback,
+                    status=failure.response.status_code,
+                )
             )
             headers[MODEL_HEADER] = fallback
             try:
@@ -256,19 +274,131 @@ class Proxy:
                 decision = await anyio.to_thread.run_sync(self.router.route, task)
             except Exception as exc:  # an endpoint's EndpointError, or any router bug: JSON 502, keep serving
                 error = str(exc) if isinstance(exc, EndpointError) else f"{type(exc).__name__}: {exc}"
-                self.log.write({"time": _now(), "event": "router_error", "task": key, "error": error})
+                self.log.write(RouterErrorRecord(time=_now(), task=key, error=error))
                 raise NoRoute(f"the router failed: {error}") from None
             latency_ms = (time.perf_counter() - started) * 1000
-            when = _now()
-            self.log.write(
-                {"time": when, "task": key, **decision_record(decision), "latency_ms": round(latency_ms, 3)}
-            )
-            if decision.model is None or decision.model not in self.config.upstreams:
+            record = self._decision(key, decision, latency_ms)
+            self.log.write(record)
+            if record.model is None:
                 raise NoRoute(
                     f"the router gave no route for this task: {decision.reason or decision.model!r}"
                 )
-            self.store.put(key, decision.model, decision.router, when)
-            return Routed(decision.model, key)
+            self.store.put(record)
+            return Routed(record.model, key)
+
+    def _decision(self, key: str, decision: Decision, latency_ms: float) -> DecisionRecord:
+        """The record of a new task's decision: the router's, or an exploration draw's (`[explore]`)."""
+        pick = decision.model if decision.model in self.config.upstreams else None
+        explore = self.config.explore
+        served = serve_choice(
+            key, pick, self.pool, explore.rate if explore else 0.0, explore.seed if explore else 0
+        )
+        return DecisionRecord(
+            **{**decision.model_dump(), "model": served.model},
+            time=_now(),
+            task=key,
+            latency_ms=round(latency_ms, 3),
+            router_model=pick,
+            explored=served.explored,
+            propensity=served.propensity,
+            checkpoint_sha256=self.checkpoint_sha256,
+        )
+
+    # --- usage and outcomes -----------------------------------------------------------------------
+
+    def _metered(self, response: Response) -> Response:
+        """Record the usage of a routed task's successful answer: at once for a JSON body, at the end of
+        the stream for server-sent events (whatever its last chunk reported)."""
+        task, model = response.headers.get(TASK_HEADER), response.headers.get(MODEL_HEADER)
+        if task is None or model is None or response.status_code >= 400:
+            return response
+        if isinstance(response, StreamingResponse):
+            response.body_iterator = self._meter_stream(response.body_iterator, task, model)
+        else:
+            self._record_usage(task, model, body_usage(bytes(response.body)))
+        return response
+
+    async def _meter_stream(self, chunks: AsyncIterable[Any], task: str, model: str) -> AsyncIterator[Any]:
+        meter = StreamMeter()
+        try:
+            async for chunk in chunks:
+                meter.feed(chunk if isinstance(chunk, bytes) else str(chunk).encode())
+                yield chunk
+            meter.close()
+        finally:
+            self._record_usage(task, model, meter.tokens)
+            close = getattr(chunks, "aclose", None)  # an async generator (`_relay`): end it here
+            if close is not None:
+                await close()
+
+    def _record_usage(self, task: str, model: str, tokens: Tokens | None) -> None:
+        up = self.config.upstreams[model]
+        record = UsageRecord(
+            time=_now(),
+            task=task,
+            model=model,
+            prompt_tokens=tokens.prompt if tokens else None,
+            completion_tokens=tokens.completion if tokens else None,
+            cost=up.price(tokens.prompt, tokens.completion) if tokens else None,
+        )
+        self.store.add_usage(record)
+        self.log.write(record)
+
+    async def feedback(self, request: Request) -> Response:
+        """`POST /v1/feedback`: a task's outcome, committed once (the same one again: 200, another: 409)."""
+        assert self.feedback_token is not None, "the route exists only with [feedback]"
+        if not authorized(request.headers.get("authorization"), self.feedback_token):
+            return error_response(
+                401,
+                "feedback needs `Authorization: Bearer <token>` with the token of [feedback] token_env",
+                "authentication_error",
+                {"www-authenticate": "Bearer"},
+            )
+        try:
+            report = parse_feedback(await read_body(request))
+        except BodyRefused as exc:
+            return error_response(exc.status, str(exc), "invalid_request_error")
+        except RequestError as exc:
+            return error_response(400, str(exc), "invalid_request_error")
+        keys = self.store.tasks_named(report.task)
+        if not keys:
+            return error_response(
+                404, f"unknown task {report.task!r}: no task key or instance_id of this proxy", "not_found"
+            )
+        if len(keys) > 1:
+            return error_response(
+                409,
+                f"instance_id {report.task!r} names {len(keys)} tasks; send the task key (x-router-task)",
+                "conflict",
+            )
+        decision = self.store.decision(keys[0])
+        if decision is None or decision.model is None:
+            return error_response(
+                409, f"task {report.task!r} was routed by an older serve, without a record", "conflict"
+            )
+        proxy_cost = self.store.usage(keys[0]).proxy_cost
+        outcome = OutcomeRecord(
+            time=_now(),
+            task=keys[0],
+            instance_id=decision.instance_id,
+            model=decision.model,
+            resolved=report.resolved,
+            reported_cost=report.cost,
+            proxy_cost=proxy_cost,
+            cost=report.cost if report.cost is not None else proxy_cost,
+        )
+        kept = self.store.record_outcome(outcome)
+        if kept is None:
+            self.log.write(outcome)  # after the commit: a logged outcome is a committed one
+            return JSONResponse(outcome.model_dump(mode="json"))
+        if (kept.resolved, kept.reported_cost) == (outcome.resolved, outcome.reported_cost):
+            return JSONResponse(kept.model_dump(mode="json"))  # the same report again: idempotent
+        return error_response(
+            409,
+            f"task {report.task!r} has an outcome already (resolved={str(kept.resolved).lower()}, "
+            f"cost={json.dumps(kept.reported_cost)}); a different one is refused",
+            "conflict",
+        )
 
     # --- forwarding -------------------------------------------------------------------------------
 
@@ -375,6 +505,8 @@ def build_app(
         Route("/v1/models", proxy.models, methods=["GET"]),
         Route("/health", proxy.health, methods=["GET"]),
     ]
+    if config.feedback is not None:
+        routes.append(Route(FEEDBACK_PATH, proxy.feedback, methods=["POST"]))
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.proxy = proxy
     return app

@@ -38,6 +38,11 @@ class UpstreamConfig(FrozenModel):
     fallback: str | None = None
     """Another pool model id to send the request to when this upstream fails (connection error, timeout,
     429 or 5xx). Off by default: a task then changes model mid-trajectory; every use is logged."""
+    input_price: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """USD per million prompt tokens: with `output_price`, each answer's `usage` is priced and summed per
+    task (the task's proxy cost). None (with `output_price`): the model's answers are not priced."""
+    output_price: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """USD per million completion tokens (see `input_price`; give both or neither)."""
 
     @field_validator("base_url")
     @classmethod
@@ -45,6 +50,39 @@ class UpstreamConfig(FrozenModel):
         if not v.startswith(("http://", "https://")):
             raise ValueError(f"must start with http:// or https://, got {v!r}")
         return v.rstrip("/")
+
+    @model_validator(mode="after")
+    def _both_prices(self) -> UpstreamConfig:
+        if (self.input_price is None) != (self.output_price is None):
+            raise ValueError("give both input_price and output_price, or neither")
+        return self
+
+    def price(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """USD for one answer's tokens at this upstream's prices; None when it has none."""
+        if self.input_price is None or self.output_price is None:
+            return None
+        return (prompt_tokens * self.input_price + completion_tokens * self.output_price) / 1e6
+
+
+class FeedbackConfig(FrozenModel):
+    """`[feedback]`: the `POST /v1/feedback` route, where a harness reports each task's outcome."""
+
+    token_env: str = Field(min_length=1)
+    """Environment variable holding the bearer token a feedback request must carry (`Authorization:
+    Bearer <token>`; without it, 401). The token is never in the file; an unset variable is refused at
+    start."""
+
+
+class ExploreConfig(FrozenModel):
+    """`[explore]`: route a share of new tasks to a uniformly drawn pool model, so that every model's
+    outcomes are seen (and the logged propensities let a log judge other routers off-policy)."""
+
+    rate: float = Field(ge=0, le=1, allow_inf_nan=False)
+    """The share of new tasks served by a uniform draw over the pool instead of the router's pick
+    (e.g. 0.05); the draw may give the router's pick."""
+    seed: int = 0
+    """Seed of the draws: a task's draw is a function of the seed and its task key alone, so it is the
+    same after a restart and whatever the order tasks arrive in."""
 
 
 class ServeConfig(FrozenModel):
@@ -59,7 +97,12 @@ class ServeConfig(FrozenModel):
     """SQLite file keeping each task's routed model, so a task stays on it across restarts (created if
     missing; relative paths are from the working directory)."""
     decision_log: Path = Path("serve-state/decisions.jsonl")
-    """JSON Lines log, appended: one line per routing decision (and per fallback used)."""
+    """JSON Lines log, appended: one line per routing decision, fallback used, router error, routed
+    answer's usage and outcome (`serve.records`)."""
+    feedback: FeedbackConfig | None = None
+    """`[feedback]`: enables `POST /v1/feedback` (absent: the route does not exist, 404)."""
+    explore: ExploreConfig | None = None
+    """`[explore]`: exploration of new tasks (absent: every task goes to the router's pick)."""
 
     @model_validator(mode="after")
     def _fallbacks_known(self) -> ServeConfig:
@@ -102,7 +145,17 @@ def check_serves_pool(config: ServeConfig, pool: list[str], path: str | os.PathL
             raise ServeConfigError(
                 f"{path}: upstreams.{model_id!r}.api_key_env: variable {up.api_key_env} is not set"
             )
+    if config.feedback is not None and not os.environ.get(config.feedback.token_env):
+        raise ServeConfigError(f"{path}: feedback.token_env: variable {config.feedback.token_env} is not set")
 
 
 def api_key(up: UpstreamConfig) -> str | None:
     return os.environ.get(up.api_key_env) if up.api_key_env else None
+
+
+def feedback_token(config: ServeConfig) -> str | None:
+    """The bearer token feedback requests must carry; None without `[feedback]` (or an unset variable,
+    which `check_serves_pool` refuses at start)."""
+    if config.feedback is None:
+        return None
+    return os.environ.get(config.feedback.token_env) or None

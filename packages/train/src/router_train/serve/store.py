@@ -1,50 +1,206 @@
-"""Where each task's routed model is kept: SQLite, so a task stays on its model across restarts."""
+"""Where each task's routed model, usage and outcome are kept: SQLite, so a task stays on its model across
+restarts and a committed outcome is never lost nor recorded twice.
+
+Every write is its own transaction, committed before the proxy answers for it (a decision before the
+task's first request is forwarded, an outcome before feedback gets its 200). The database is in WAL mode
+with `synchronous=NORMAL`: a commit survives the proxy being killed (SIGKILL included); only a power loss
+or OS crash may roll back the last transactions, which keeps a commit per answered request cheap.
+"""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
-_SCHEMA = """
+from pydantic import Field
+
+from router_oracle.frozen_model import FrozenModel
+from router_train.serve.records import DecisionRecord, LogRecord, OutcomeRecord, UsageRecord, record_line
+
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS decisions (
     task TEXT PRIMARY KEY,   -- sha256 hex of the task's identity (identity.task_key)
-    model TEXT NOT NULL,     -- the pool model id it was routed to
+    model TEXT NOT NULL,     -- the pool model id it is served by
     router TEXT NOT NULL,    -- the router that decided
     time TEXT NOT NULL       -- when (UTC, ISO 8601)
+)""",
+    """
+CREATE TABLE IF NOT EXISTS usage (
+    task TEXT PRIMARY KEY,                  -- the task key
+    requests INTEGER NOT NULL,              -- upstream answers to the task's routed requests
+    unreported INTEGER NOT NULL,            -- of which reported no usage
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    priced INTEGER NOT NULL,                -- answers priced (usage reported, model with prices)
+    cost REAL NOT NULL                      -- USD, summed over the priced answers
+)""",
+    """
+CREATE TABLE IF NOT EXISTS outcomes (
+    task TEXT PRIMARY KEY,   -- the task key: one outcome per task
+    record TEXT NOT NULL     -- records.OutcomeRecord, JSON
+)""",
 )
-"""
+# Columns added to `decisions` since its first version (a store written before them is migrated in place;
+# its rows keep NULL: decided before records were kept).
+_ADDED_COLUMNS = (
+    ("record", "TEXT"),  # records.DecisionRecord, JSON
+    ("instance_id", "TEXT"),  # the decision's instance_id (feedback may name a task by it)
+)
+
+
+class StoredError(ValueError):
+    """A store file that is not serve's (one line naming it)."""
+
+
+class TaskUsage(FrozenModel):
+    """A task's routed requests' usage, summed (the store's `usage` row)."""
+
+    requests: int = 0
+    """Upstream answers to the task's routed requests (successful ones)."""
+    unreported: int = 0
+    """Of those, answers that reported no `usage` (their tokens are unknown)."""
+    prompt_tokens: int = 0
+    """Prompt tokens, summed over the answers that reported usage."""
+    completion_tokens: int = 0
+    """Completion tokens, summed likewise."""
+    priced: int = 0
+    """Answers priced: usage reported by a model with prices."""
+    cost: float = Field(default=0.0, ge=0)
+    """USD, summed over the priced answers."""
+
+    @property
+    def proxy_cost(self) -> float | None:
+        """The task's cost as the proxy priced it; None when no answer of it was priced."""
+        return self.cost if self.priced else None
 
 
 class StickyStore:
-    """task key -> routed model, in memory and in one SQLite file (each decision its own transaction).
-
-    Reads hit the in-memory copy; a decision is committed before its first request is forwarded, so a
-    restart finds every task that any upstream has seen.
-    """
+    """task key -> routed model (in memory and in one SQLite file), and each task's decision record, usage
+    and outcome (in the file). Reads of the model hit the in-memory copy."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(_SCHEMA)
-        self._models: dict[str, str] = dict(self._db.execute("SELECT task, model FROM decisions").fetchall())
+        try:
+            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            for statement in _SCHEMA:
+                self._db.execute(statement)
+            have = {row[1] for row in self._db.execute("PRAGMA table_info(decisions)")}
+            for name, kind in _ADDED_COLUMNS:
+                if name not in have:
+                    self._db.execute(f"ALTER TABLE decisions ADD COLUMN {name} {kind}")
+            self._db.execute("CREATE INDEX IF NOT EXISTS decisions_instance ON decisions (instance_id)")
+            rows = self._db.execute("SELECT task, model FROM decisions").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise StoredError(f"{path}: not a serve store: {exc}") from None
+        self._models: dict[str, str] = dict(rows)
 
     def get(self, task: str) -> str | None:
         return self._models.get(task)
 
-    def put(self, task: str, model: str, router: str, time: str) -> None:
-        """Keep (or replace: a stored model no longer in the pool is routed again) the task's model."""
+    def put(self, record: DecisionRecord) -> None:
+        """Keep (or replace: a stored model no longer in the pool is routed again) the task's decision."""
+        assert record.model is not None, "only a decision with a model is stored"
         with self._lock:
             # Autocommit (isolation_level=None): the statement is its own transaction.
             self._db.execute(
-                "INSERT OR REPLACE INTO decisions (task, model, router, time) VALUES (?, ?, ?, ?)",
-                (task, model, router, time),
+                "INSERT OR REPLACE INTO decisions (task, model, router, time, record, instance_id) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    record.task,
+                    record.model,
+                    record.router,
+                    record.time,
+                    record.model_dump_json(),
+                    record.instance_id,
+                ),
             )
-            self._models[task] = model
+            self._models[record.task] = record.model
+
+    def decision(self, task: str) -> DecisionRecord | None:
+        """The task's decision record; None when the task is unknown or was decided before records were
+        kept (a store from an older serve)."""
+        with self._lock:
+            row = self._db.execute("SELECT record FROM decisions WHERE task = ?", (task,)).fetchone()
+        return None if row is None or row[0] is None else DecisionRecord.model_validate_json(row[0])
+
+    def tasks_named(self, name: str) -> list[str]:
+        """The task keys `name` names: itself when it is a stored task key, else the tasks whose decision
+        has that `instance_id` (sorted)."""
+        if name in self._models:
+            return [name]
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT task FROM decisions WHERE instance_id = ? ORDER BY task", (name,)
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def add_usage(self, record: UsageRecord) -> None:
+        """Add one answer's usage to its task's sums (one transaction)."""
+        reported = record.prompt_tokens is not None and record.completion_tokens is not None
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO usage "
+                "(task, requests, unreported, prompt_tokens, completion_tokens, priced, cost) "
+                "VALUES (?, 1, ?, ?, ?, ?, ?) ON CONFLICT (task) DO UPDATE SET "
+                "requests = requests + 1, unreported = unreported + excluded.unreported, "
+                "prompt_tokens = prompt_tokens + excluded.prompt_tokens, "
+                "completion_tokens = completion_tokens + excluded.completion_tokens, "
+                "priced = priced + excluded.priced, cost = cost + excluded.cost",
+                (
+                    record.task,
+                    0 if reported else 1,
+                    record.prompt_tokens or 0,
+                    record.completion_tokens or 0,
+                    0 if record.cost is None else 1,
+                    record.cost or 0.0,
+                ),
+            )
+
+    def usage(self, task: str) -> TaskUsage:
+        """The task's usage sums (all zero for a task without answers)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT requests, unreported, prompt_tokens, completion_tokens, priced, cost "
+                "FROM usage WHERE task = ?",
+                (task,),
+            ).fetchone()
+        if row is None:
+            return TaskUsage()
+        names = ("requests", "unreported", "prompt_tokens", "completion_tokens", "priced", "cost")
+        return TaskUsage(**dict(zip(names, row, strict=True)))
+
+    def record_outcome(self, record: OutcomeRecord) -> OutcomeRecord | None:
+        """Commit the task's outcome, unless it has one: then that one is returned, and nothing written."""
+        with self._lock:
+            cursor = self._db.execute(
+                "INSERT INTO outcomes (task, record) VALUES (?, ?) ON CONFLICT (task) DO NOTHING",
+                (record.task, record.model_dump_json()),
+            )
+            if cursor.rowcount == 1:
+                return None
+            row = self._db.execute("SELECT record FROM outcomes WHERE task = ?", (record.task,)).fetchone()
+        return OutcomeRecord.model_validate_json(row[0])
+
+    def decisions(self) -> list[DecisionRecord]:
+        """Every decision record kept, by task key."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT record FROM decisions WHERE record IS NOT NULL ORDER BY task"
+            ).fetchall()
+        return [DecisionRecord.model_validate_json(r[0]) for r in rows]
+
+    def outcomes(self) -> list[OutcomeRecord]:
+        """Every outcome kept, by task key."""
+        with self._lock:
+            rows = self._db.execute("SELECT record FROM outcomes ORDER BY task").fetchall()
+        return [OutcomeRecord.model_validate_json(r[0]) for r in rows]
 
     def __len__(self) -> int:
         return len(self._models)
@@ -55,15 +211,16 @@ class StickyStore:
 
 
 class DecisionLog:
-    """Appends one JSON object per line, flushed per line (a crash loses no logged decision)."""
+    """Appends one record per line, flushed per line: a crash loses no logged line (a kill in the middle
+    of a write may leave the last line unterminated; `feedback.read_log` skips it)."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._file: TextIO = path.open("a", encoding="utf-8")
 
-    def write(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n"
+    def write(self, record: LogRecord) -> None:
+        line = record_line(record)
         with self._lock:
             self._file.write(line)
             self._file.flush()
