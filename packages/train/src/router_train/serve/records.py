@@ -161,4 +161,3 @@ def parse_record(line: str, where: str) -> LogRecord:
         return kind.model_validate(obj)
     except ValidationError as exc:
         raise RecordError(f"{where}: not a serve {event} record: {one_line(exc)}") from None
-
