@@ -66,6 +66,9 @@ def main() -> int:
             f"{env_wheel.name}: verifiers is not pinned to >=0.4.0 (the Hub would tag it v0)", file=sys.stderr
         )
         return 1
+    if "License: MIT" not in metadata.splitlines():
+        print(f"{env_wheel.name}: the metadata does not state the MIT licence", file=sys.stderr)
+        return 1
     if "router_frontier_rl/data/oracle_table.json" not in names:
         print(f"{env_wheel.name}: the bundled table is missing", file=sys.stderr)
         return 1

@@ -17,18 +17,14 @@ def test_bundled_table_is_fresh() -> None:
 
 def test_bundled_table_is_the_default_pool() -> None:
     table = load_table(bundled_table_path())
-    assert table.pool.ids == ["claude-opus-4.6", "gpt-5.2-high", "kimi-k2.5-high"]
+    assert table.pool.ids == ["claude-opus-4.7", "gpt-5.5", "nemotron-3-super"]
     assert len(table.tasks) == 500
 
 
-def test_bundled_table_records_its_licences() -> None:
-    """The env publishes this table: it says that its results are the leaderboard's, non-commercial."""
+def test_bundled_table_is_mit_licensed() -> None:
+    """The env publishes this table: built from the OpenHands Index (MIT) and the bundled tasks (BSD-3),
+    nothing non-commercial."""
     table = load_table(bundled_table_path())
-    assert {s.kind: s.license for s in table.sources} == {
-        "tasks": "BSD-3-Clause",
-        "leaderboard": "CC-BY-NC-4.0",
-    }
-    assert is_non_commercial(table.sources)
-    assert license_summary(table.sources) == (
-        "results CC-BY-NC-4.0 (non-commercial use only); task texts BSD-3-Clause"
-    )
+    assert {s.kind: s.license for s in table.sources} == {"tasks": "BSD-3-Clause", "openhands": "MIT"}
+    assert not is_non_commercial(table.sources)
+    assert license_summary(table.sources) == "results MIT; task texts BSD-3-Clause"

@@ -39,7 +39,7 @@ def test_resolves_by_hub_id() -> None:
 def test_default_loads_the_bundled_table() -> None:
     tasks = list(RouterTaskset(RouterConfig(max_tasks=3)))
     assert len(tasks) == 3 and all(
-        t.data.valid_ids == ["claude-opus-4.6", "gpt-5.2-high", "kimi-k2.5-high"] for t in tasks
+        t.data.valid_ids == ["claude-opus-4.7", "gpt-5.5", "nemotron-3-super"] for t in tasks
     )
 
 

@@ -180,8 +180,8 @@ def test_candidates_keep_harnesses_apart_and_leave_out_runs_without_costs(tmp_pa
 # --- the bundled release -----------------------------------------------------------------------
 
 
-def test_the_reference_pool_on_mit_outcomes() -> None:
-    t = build_table("reference")
+def test_the_default_pool_is_the_reference_pool_on_mit_outcomes() -> None:
+    t = build_table("default")
     assert t.pool.ids == ["claude-opus-4.7", "gpt-5.5", "nemotron-3-super"]
     # the Index's headline resolve rates, from its per-task flags
     rates = [
@@ -189,7 +189,7 @@ def test_the_reference_pool_on_mit_outcomes() -> None:
     ]
     assert rates == [81.6, 78.2, 62.0] and len(t.tasks) == 500
     assert [s.kind for s in t.sources] == ["tasks", "openhands"]
-    assert t.command == "router-oracle build --pool reference --openhands bundled --tie-cost measured"
+    assert t.command == "router-oracle build --pool default --openhands bundled --tie-cost measured"
     assert license_summary(t.sources) == "results MIT; task texts BSD-3-Clause"
     assert not is_non_commercial(t.sources)
     assert is_non_commercial(build_table("bash-only").sources)

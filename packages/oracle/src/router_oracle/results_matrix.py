@@ -9,13 +9,21 @@ ingested leaderboard's candidates table); every check raises one `ResultsMatrixE
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from router_oracle.candidates import BUNDLED_CANDIDATES, CandidatesError, CandidatesTable, load_candidates
+from router_oracle.candidates import (
+    BUNDLED_CANDIDATES,
+    OPENHANDS_CANDIDATES,
+    CandidatesError,
+    CandidatesTable,
+    load_candidates,
+)
+from router_oracle.table import Pool
 from router_oracle.errors import OracleInputError
 
 
@@ -120,3 +128,27 @@ def load_results_matrix(spec: str | os.PathLike[str] = BUNDLED_CANDIDATES) -> Re
     except CandidatesError as exc:
         raise ResultsMatrixError(str(exc)) from exc
     return matrix_of(table, origin=str(spec))
+
+
+BUNDLED_RESULTS: tuple[str, ...] = (BUNDLED_CANDIDATES, OPENHANDS_CANDIDATES)
+"""The bundled candidates tables a pool's results matrix is taken from, in the order they are tried: the
+bash-only leaderboard's (mini-SWE-agent runs), then the OpenHands Index's (every other harness)."""
+
+
+@functools.cache
+def _bundled_matrix(spec: str) -> ResultsMatrix:
+    return load_results_matrix(spec)
+
+
+def bundled_results_for(pool: Pool) -> tuple[str, ResultsMatrix]:
+    """The first bundled candidates table (`BUNDLED_RESULTS`) holding every run of `pool`, by name, and its
+    results matrix (read once per process). None holds them all: one `ResultsMatrixError` line."""
+    runs = [r for m in pool.models for r in m.runs]
+    for spec in BUNDLED_RESULTS:
+        matrix = _bundled_matrix(spec)
+        if set(runs) <= set(matrix.run_ids):
+            return spec, matrix
+    raise ResultsMatrixError(
+        f"pool {pool.name!r}: no bundled candidates table ({', '.join(BUNDLED_RESULTS)}) holds all its runs "
+        f"({', '.join(runs)}); the IRT fit needs every pool run in one results matrix"
+    )

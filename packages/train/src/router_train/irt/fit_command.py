@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from router_oracle.atomic_file import publish_directory
-from router_oracle.candidates import BUNDLED_CANDIDATES
-from router_oracle.results_matrix import load_results_matrix
+from router_oracle.results_matrix import bundled_results_for
 from router_oracle.table import Pool, TaskRecord
 from router_train.fit_source import FitSource
 from router_train.irt.checkpoint import fit_irt_checkpoint, save_irt
@@ -23,9 +22,8 @@ def fit_irt(
 ) -> int:
     """Fit on `train` (the tasks `source` names) and save as `checkpoint`, published whole or not at all;
     prints what it did."""
-    ckpt = fit_irt_checkpoint(
-        train, load_results_matrix(BUNDLED_CANDIDATES), pool, seed, source, results=BUNDLED_CANDIDATES
-    )
+    results, matrix = bundled_results_for(pool)
+    ckpt = fit_irt_checkpoint(train, matrix, pool, seed, source, results=results)
     with publish_directory(checkpoint.parent, owned=[checkpoint.name]) as staged:
         save_irt(ckpt, staged / checkpoint.name)
     fit = ckpt.fit

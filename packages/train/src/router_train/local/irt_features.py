@@ -23,11 +23,10 @@ import numpy as np
 from pydantic import model_validator
 from scipy.special import expit, logit
 
-from router_oracle.derive import CandidateIndex
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.numeric_option import Finite
-from router_oracle.results_matrix import ResultsMatrix, load_results_matrix
-from router_oracle.table import Pool, TaskRecord
+from router_oracle.results_matrix import bundled_results_for
+from router_oracle.table import Pool, PoolModel, TaskRecord
 from router_train.irt.router import (
     FittedIrtRouter,
     IrtConfig,
@@ -74,10 +73,14 @@ class IrtFeatureState(FrozenModel):
         return self
 
 
-@functools.cache
-def _candidates() -> tuple[ResultsMatrix, CandidateIndex]:
-    # The bundled candidates table, read once per process: every run's outcomes and each model's runs.
-    return load_results_matrix(), CandidateIndex.load()
+def pool_of(tasks: Sequence[TaskRecord], pool_ids: Sequence[str]) -> Pool:
+    """The pool `pool_ids` with each model's runs as the table's records name them (the IRT fit reads those
+    runs' columns of the results matrix)."""
+    first = tasks[0]
+    return Pool(
+        name="irt-inputs",
+        models=[PoolModel(id=m, name=m, runs=[r.run for r in first.per_model[m].runs]) for m in pool_ids],
+    )
 
 
 def predicted_logits(p: np.ndarray) -> np.ndarray:
@@ -90,14 +93,14 @@ def check_irt_inputs(pool: Pool, tasks: Sequence[TaskRecord], n_train: int, wher
     """Before training with IRT inputs: the bundled results matrix covers the table's pool runs and
     `tasks` (as `fit irt` requires), and `n_train` train tasks are enough for the fit (`where` names the
     file and flags that gave them)."""
-    check_covered(_candidates()[0], pool, tasks)
+    check_covered(bundled_results_for(pool)[1], pool, tasks)
     check_enough_tasks(n_train, IRT_FEATURE_CONFIG, where)
 
 
 def fit_irt_features(tasks: Sequence[TaskRecord], pool_ids: Sequence[str], seed: int = 0) -> IrtFeatureState:
     """Fit the IRT router on `tasks` (distinct train tasks) for the pool `pool_ids` (candidate models)."""
-    matrix, index = _candidates()
-    pool = index.pool(pool_ids)
+    pool = pool_of(tasks, pool_ids)
+    _, matrix = bundled_results_for(pool)
     router = fit_irt_router(tasks, matrix, pool, config=IRT_FEATURE_CONFIG, seed=seed)
     order = sorted(tasks, key=lambda t: t.instance_id)  # `train_p` rows are in instance-id order
     z = predicted_logits(pool_probabilities(router.train_p, router.fit.run_ids, pool))

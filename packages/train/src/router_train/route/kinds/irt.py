@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from router_oracle.results_matrix import load_results_matrix, matrix_of
+from router_oracle.results_matrix import bundled_results_for, matrix_of
 from router_train.irt.checkpoint import (
     IrtCheckpoint,
     ordered_pool,
@@ -77,10 +77,11 @@ def judge(path: Path, pool: Sequence[str]) -> Judged:
 
 
 def fitters(request: FitRequest) -> list[Fitter]:
-    """With `--irt`: the IRT router on the bundled runs' results, which must cover every routed task."""
+    """With `--irt`: the IRT router on the results of the bundled candidates table that holds the pool's runs
+    (`bundled_results_for`), which must cover every routed task."""
     if not request.irt:
         return []
-    matrix = load_results_matrix()
+    _, matrix = bundled_results_for(request.table.pool)
     check_covered(matrix, request.table.pool, request.tasks)
     return [IrtFitter(matrix, request.table.pool)]
 
