@@ -101,7 +101,8 @@ def merge_sources(
                 if missing:
                     raise OracleInputError(
                         f"model {model.id!r} run {run!r}: no {field} for {len(missing)} of {len(task_ids)} "
-                        f"tasks ({_examples(missing)}); sources with this run: {', '.join(seen_in[run])}"
+                        f"tasks ({_examples(missing)}); sources with this run: {', '.join(seen_in[run])} "
+                        "(`--drop-missing` leaves such tasks out)"
                     )
             merged[run] = {t: Cell(resolved[(run, t)][0], cost[(run, t)][0]) for t in task_ids}
     return merged

@@ -22,7 +22,7 @@ from router_frontier_rl import RouterConfig, RouterTaskset, bundled_table_path
 from router_oracle.build import build_default_table
 from router_oracle.cli_runner import run_cli
 from router_oracle.stats import compute_stats, format_stats
-from router_oracle.table import dumps_table
+from router_oracle.table import dumps_table, license_summary
 from router_train.commands.launch import launch_status
 from router_train.evaluate import evaluate, read_table, render_terminal
 from router_train.evaluate.fitted import LOCAL_ROUTER_NAME
@@ -71,7 +71,7 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument("--local", action="store_true", help="train locally even when Prime is ready")
     args = parser.parse_args(argv)
 
-    t0 = _step(1, "oracle table: default pool, bundled SWE-bench Verified + leaderboard data")
+    t0 = _step(1, "oracle table: default pool, bundled SWE-bench Verified + OpenHands Index data")
     table = build_default_table()
     bundled = bundled_table_path()
     if dumps_table(table) != bundled.read_text(encoding="utf-8"):
@@ -79,6 +79,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return 1
     print(format_stats(compute_stats(table, origin="default pool")))
     print(f"      matches the environment's bundled table byte for byte ({bundled.name})")
+    print(f"      licence: {license_summary(table.sources)}")
     _done(t0)
 
     t0 = _step(2, "environment router-frontier-rl (train split, upsampled)")
