@@ -1,9 +1,13 @@
-"""No import cycle between the three packages' modules, and no first-party import hidden in a function.
+"""No import cycle between the three packages' modules, none between the sub-packages of one package, and
+no first-party import hidden in a function.
 
 Every module of router_oracle, router_frontier_rl and router_train is parsed with `ast` (nothing is
 imported): an edge for each import anywhere in it, `TYPE_CHECKING` blocks included (a cycle kept
-importable by one is still a cycle), and one to each parent package whose `__init__` it runs. Only the
-heavy third-party imports in LAZY_IMPORTS may sit in a function.
+importable by one is still a cycle), and one to each parent package whose `__init__` it runs. The
+package-level graph collapses each sub-package (`router_train.local`, `router_train.irt`, ...) into one
+node, each top-level module staying its own: `local` importing `irt` while `irt` imports `local` is a
+cycle there even when no module of either imports back the module that imported it. Only the heavy
+third-party imports in LAZY_IMPORTS may sit in a function.
 """
 
 from __future__ import annotations
@@ -25,19 +29,24 @@ LAZY_IMPORTS = {
 """(module, top-level package it imports inside a function) -> why that import is lazy."""
 
 
-def _modules() -> dict[str, Path]:
+PACKAGES = {
+    p.__name__: Path(str(p.__file__)).parent for p in (router_oracle, router_frontier_rl, router_train)
+}
+"""Each first-party package's import name -> its directory."""
+
+
+def _modules(packages: dict[str, Path]) -> dict[str, Path]:
     modules = {}
-    for package in (router_oracle, router_frontier_rl, router_train):
-        root = Path(str(package.__file__)).parent
+    for name, root in packages.items():
         for path in sorted(root.rglob("*.py")):
-            parts = [package.__name__, *path.relative_to(root).with_suffix("").parts]
+            parts = [name, *path.relative_to(root).with_suffix("").parts]
             modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return modules
 
 
-def _graph() -> tuple[dict[str, set[str]], list[str]]:
-    """Edges between first-party modules, and the function-level imports that are not allowed."""
-    modules = _modules()
+def _graph(packages: dict[str, Path] = PACKAGES) -> tuple[dict[str, set[str]], list[str]]:
+    """Edges between the modules of `packages`, and the function-level imports that are not allowed."""
+    modules = _modules(packages)
     edges: dict[str, set[str]] = {m: set() for m in modules}
     hidden = []
     for module, path in modules.items():
@@ -94,10 +103,37 @@ def _cycle(edges: dict[str, set[str]]) -> list[str]:
     return []
 
 
+def _package_graph(edges: dict[str, set[str]], package: str) -> dict[str, set[str]]:
+    """`edges` between the sub-packages and top-level modules of `package`: A -> B when any module in A
+    imports any module in B (the package's own `__init__`, which every module runs, is no node)."""
+
+    def node(module: str) -> str | None:
+        parts = module.split(".")
+        return ".".join(parts[:2]) if parts[0] == package and len(parts) > 1 else None
+
+    graph: dict[str, set[str]] = {}
+    for module, targets in edges.items():
+        if (a := node(module)) is not None:
+            reached = {node(t) for t in targets}
+            graph.setdefault(a, set()).update(b for b in reached if b is not None and b != a)
+    return graph
+
+
 def test_no_import_cycle_between_modules() -> None:
     edges, _ = _graph()
     assert len(edges) > 90  # every module of the three packages was found
     assert _cycle(edges) == []
+
+
+def test_no_import_cycle_between_sub_packages() -> None:
+    edges, _ = _graph()
+    for package in PACKAGES:
+        assert _cycle(_package_graph(edges, package)) == [], package
+    train = _package_graph(edges, "router_train")
+    assert {"router_train.local", "router_train.irt", "router_train.checkpoint_io"} <= train.keys()
+    # every kind saves and reads its checkpoint through the one shared module, none through another kind's
+    for kind in ("local", "irt", "anypool", "route"):
+        assert "router_train.checkpoint_io" in train[f"router_train.{kind}"], kind
 
 
 def test_no_function_level_import_of_first_party_code() -> None:
@@ -136,3 +172,36 @@ def test_the_reach_follows_imports_transitively() -> None:
 def test_the_check_finds_a_cycle() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == []
+
+
+def _tree(root: Path, files: dict[str, str]) -> dict[str, Path]:
+    """Write `files` (path -> source) under `root`: a package `pkg` to parse."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return {"pkg": root / "pkg"}
+
+
+SUB_PACKAGE_CYCLE = {
+    "pkg/__init__.py": "",
+    "pkg/top.py": "import pkg.a.x\n",
+    "pkg/a/__init__.py": "",
+    "pkg/a/x.py": "from pkg.b import y\n",
+    "pkg/a/w.py": "",
+    "pkg/b/__init__.py": "",
+    "pkg/b/y.py": "",
+    "pkg/b/z.py": "from ..a.w import THING\n",
+}
+"""`a.x` imports `b.y` and `b.z` imports `a.w`: no module imports back, yet `a` and `b` import each other."""
+
+
+def test_the_check_finds_a_cycle_between_sub_packages_without_one_between_modules(tmp_path: Path) -> None:
+    edges, hidden = _graph(_tree(tmp_path / "cycle", SUB_PACKAGE_CYCLE))
+    assert hidden == [] and edges["pkg.b.z"] == {"pkg.a", "pkg.a.w"}  # the relative import resolved
+    assert _cycle(edges) == []
+    packages = _package_graph(edges, "pkg")
+    assert packages == {"pkg.top": {"pkg.a"}, "pkg.a": {"pkg.b"}, "pkg.b": {"pkg.a"}}
+    assert _cycle(packages) == ["pkg.a", "pkg.b", "pkg.a"]
+    # without `b.z`'s import the same tree has none
+    edges, _ = _graph(_tree(tmp_path / "acyclic", {**SUB_PACKAGE_CYCLE, "pkg/b/z.py": ""}))
+    assert _cycle(_package_graph(edges, "pkg")) == []

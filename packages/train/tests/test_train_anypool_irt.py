@@ -30,9 +30,9 @@ from router_train.anypool import (
 from router_train.anypool.checkpoint import checkpoint_of
 from router_train.anypool.irt_inputs import IRT_MODEL_FEATURES, fit_anypool_irt, model_probabilities
 from router_train.anypool.trainer import task_records
+from router_train.checkpoint_io import dumps_checkpoint
 from router_train.cli import build_parser, main
 from router_train.commands import local_anypool
-from router_train.local.checkpoint import dumps_checkpoint
 from router_train.local.config import FeatureConfig
 from router_train.local_options import config_from_args, config_from_options
 

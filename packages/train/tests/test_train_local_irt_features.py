@@ -15,9 +15,10 @@ from router_oracle.derive import CandidateIndex
 from router_oracle.results_matrix import ResultsMatrix, load_results_matrix
 from router_oracle.table import OracleTable
 from router_oracle.table_check import load_table
+from router_train.checkpoint_io import save_checkpoint
 from router_train.local import LocalTrainConfig
 from router_train.local import irt_features as irt_module
-from router_train.local.checkpoint import checkpoint_of, load_policy, save_checkpoint
+from router_train.local.checkpoint import checkpoint_of, load_policy
 from router_train.local.config import FeatureConfig, LocalTrainError
 from router_train.local.features import feature_dim, featurize, fit_features
 from router_train.local.fitter import LocalFitter

@@ -19,12 +19,10 @@ from router_oracle.table import TaskRecord
 from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
 from router_train.anypool.irt_inputs import AnyPoolIrtState, task_side
 from router_train.anypool.policy import AnyPoolPolicy, PoolView, model_feature_names
-from router_train.local.checkpoint import check_weights, linear_fields, read_json_model, weight_arrays
+from router_train.checkpoint_io import read_checkpoint_file
+from router_train.local.checkpoint import check_weights, linear_fields, weight_arrays
 from router_train.local.config import FeatureConfig
 from router_train.local.features import FeatureState
-
-ANY_POOL_CHECKPOINT_VERSION = 1
-"""Bumped on any change an older reader would misinterpret (`AnyPoolCheckpoint.version`)."""
 
 
 class AnyPoolCheckpoint(FrozenModel):
@@ -108,8 +106,7 @@ def checkpoint_of(
 
 def read_checkpoint(path: str | os.PathLike[str]) -> AnyPoolCheckpoint:
     """Read and validate a checkpoint; errors name the file."""
-    what = f"any-pool checkpoint (v{ANY_POOL_CHECKPOINT_VERSION})"
-    return read_json_model(path, AnyPoolCheckpoint, what, AnyPoolError)
+    return read_checkpoint_file(path, AnyPoolCheckpoint, "any-pool checkpoint", AnyPoolError)
 
 
 def policy_of(ckpt: AnyPoolCheckpoint) -> AnyPoolPolicy:

@@ -28,8 +28,8 @@ from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
 from router_train.anypool.heldout import AnyPoolSummary, anypool_summary
 from router_train.anypool.policy import PoolView
 from router_train.anypool.trainer import train_any_pool
+from router_train.checkpoint_io import dumps_checkpoint
 from router_train.irt.router import check_enough_tasks
-from router_train.local.checkpoint import dumps_checkpoint
 from router_train.local.irt_features import IRT_FEATURE_CONFIG
 from router_train.report_files import publish_files
 

@@ -20,6 +20,7 @@ from router_oracle.file_hash import sha256_file
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.numeric_option import Seed, Share
 from router_oracle.table_check import load_table
+from router_train.checkpoint_io import save_checkpoint
 from router_train.cli_args import field_flag, options_of
 from router_train.commands import summary
 from router_train.fit_source import FitSource
@@ -27,7 +28,7 @@ from router_train.irt.checkpoint import IRT_NAME
 from router_train.irt.fit_command import fit_irt
 from router_train.irt.router import IrtConfig, check_enough_tasks
 from router_train.local.trainer import BUNDLED_TABLE_NAME
-from router_train.route.baseline_checkpoint import BASELINE_NAMES, fit_baseline, save_baseline
+from router_train.route.baseline_checkpoint import BASELINE_NAMES, fit_baseline
 from router_train.scoring.baselines import BALANCED_LOGREG_NAME, LOGREG_NAME
 
 CHECKPOINT_FILE = "checkpoint.json"
@@ -109,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--task-features: only for {LOGREG_NAME} and {BALANCED_LOGREG_NAME}")
     ckpt = fit_baseline(options.name, train, table.pool.ids, options.seed, source, options.task_features)
     with publish_directory(options.output_dir, owned=[CHECKPOINT_FILE]) as staged:
-        save_baseline(ckpt, staged / CHECKPOINT_FILE)
+        save_checkpoint(ckpt, staged / CHECKPOINT_FILE)
     print(f"{ckpt.name}: fitted on {len(ckpt.train_task_ids)} tasks of {ckpt.table} ({options.split})")
     print(f"checkpoint: {options.output_dir / CHECKPOINT_FILE}")
     return 0

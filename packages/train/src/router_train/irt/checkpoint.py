@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
 from pydantic import model_validator
 
-from router_oracle.atomic_file import write_text_atomic
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.numeric_option import Seed, Share
 from router_oracle.results_matrix import ResultsMatrix
 from router_oracle.table import Pool, TaskRecord
+from router_train.checkpoint_io import read_checkpoint_file
 from router_train.fit_source import FitSource
 from router_train.irt.router import (
     FittedIrtRouter,
@@ -30,7 +29,6 @@ from router_train.irt.router import (
     near_tie_scores,
     pool_probabilities,
 )
-from router_train.local.checkpoint import dumps_checkpoint, read_json_model
 from router_train.scoring.dial import CHECKPOINT_POINTS, DialCalibration, calibrate
 
 IRT_NAME = "irt"
@@ -136,10 +134,6 @@ def predicted_probabilities(router: FittedIrtRouter, tasks: Sequence[TaskRecord]
     return pool_probabilities(router.run_probabilities(tasks), router.fit.run_ids, pool)
 
 
-def save_irt(ckpt: IrtCheckpoint, path: str | os.PathLike[str]) -> None:
-    write_text_atomic(Path(path), dumps_checkpoint(ckpt))
-
-
 def read_irt(path: str | os.PathLike[str]) -> IrtCheckpoint:
     """Read and validate a saved IRT router; errors name the file."""
-    return read_json_model(path, IrtCheckpoint, "IRT checkpoint (v1)", IrtCheckpointError)
+    return read_checkpoint_file(path, IrtCheckpoint, "IRT checkpoint", IrtCheckpointError)

@@ -9,8 +9,9 @@ from pathlib import Path
 from router_oracle.atomic_file import publish_directory
 from router_oracle.results_matrix import bundled_results_for
 from router_oracle.table import Pool, TaskRecord
+from router_train.checkpoint_io import save_checkpoint
 from router_train.fit_source import FitSource
-from router_train.irt.checkpoint import fit_irt_checkpoint, save_irt
+from router_train.irt.checkpoint import fit_irt_checkpoint
 
 
 def fit_irt(
@@ -25,7 +26,7 @@ def fit_irt(
     results, matrix = bundled_results_for(pool)
     ckpt = fit_irt_checkpoint(train, matrix, pool, seed, source, results=results)
     with publish_directory(checkpoint.parent, owned=[checkpoint.name]) as staged:
-        save_irt(ckpt, staged / checkpoint.name)
+        save_checkpoint(ckpt, staged / checkpoint.name)
     fit = ckpt.fit
     print(
         f"irt: fitted on {len(ckpt.train_task_ids)} tasks of {ckpt.table} ({source.split}) x "

@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ValidationError, model_validator
+from pydantic import model_validator
 
-from router_oracle.atomic_file import write_text_atomic
 from router_oracle.frozen_model import FrozenModel
-from router_oracle.text_file import read_text_file
-from router_oracle.validation_message import one_line
+from router_train.checkpoint_io import read_checkpoint_file
 from router_train.local.config import FeatureConfig, LocalTrainConfig, LocalTrainError
 from router_train.local.features import FeatureState, feature_dim
 from router_train.local.policy import LinearTaskModel, RouterPolicy
 from router_train.scoring.dial import DialCalibration
-
-M = TypeVar("M", bound=BaseModel)
-
-CHECKPOINT_VERSION = 3
-"""Bumped on any change an older reader would misinterpret (`LocalCheckpoint.version`)."""
 
 
 class LocalCheckpoint(FrozenModel):
@@ -123,29 +114,9 @@ def weight_arrays(weights: list[list[float]], bias: list[float], k: int) -> tupl
     return np.asarray(weights, dtype=np.float64).reshape(-1, k), np.asarray(bias, dtype=np.float64)
 
 
-def dumps_checkpoint(ckpt: BaseModel) -> str:
-    """Canonical JSON text of a checkpoint (local or any-pool): header fields first, compact weight rows
-    (byte-stable for the same run)."""
-    return json.dumps(ckpt.model_dump(mode="json"), separators=(",", ":")) + "\n"
-
-
-def read_json_model(path: str | os.PathLike[str], model: type[M], what: str, error: type[ValueError]) -> M:
-    """Read and validate a JSON file as `model`; every error is one `error` line naming the file."""
-    text = read_text_file(path, what, error)
-    try:
-        return model.model_validate_json(text)
-    except ValidationError as exc:
-        raise error(f"{path}: not a valid {what}: {one_line(exc)}") from exc
-
-
-def save_checkpoint(ckpt: LocalCheckpoint, path: str | os.PathLike[str]) -> None:
-    write_text_atomic(Path(path), dumps_checkpoint(ckpt))
-
-
 def read_checkpoint(path: str | os.PathLike[str]) -> LocalCheckpoint:
     """Read and validate a checkpoint; errors name the file."""
-    what = f"local router checkpoint (v{CHECKPOINT_VERSION})"
-    return read_json_model(path, LocalCheckpoint, what, LocalTrainError)
+    return read_checkpoint_file(path, LocalCheckpoint, "local router checkpoint", LocalTrainError)
 
 
 def policy_of(ckpt: LocalCheckpoint) -> RouterPolicy:

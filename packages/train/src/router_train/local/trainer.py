@@ -30,7 +30,8 @@ from router_oracle.file_hash import sha256_file
 from router_oracle.frontier import frontier_vertices
 from router_oracle.table import OracleTable, TaskRecord
 from router_oracle.table_check import load_table
-from router_train.local.checkpoint import checkpoint_of, save_checkpoint
+from router_train.checkpoint_io import save_checkpoint
+from router_train.local.checkpoint import checkpoint_of
 from router_train.local.config import LocalTrainConfig, LocalTrainError, RewardWeights
 from router_train.local.features import feature_dim, featurize, fit_features, unique_tasks
 from router_train.local.grpo import AdamW, GRPOStep, grpo_step, task_batches

@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Annotated, Literal
 
 import numpy as np
 from pydantic import Field
 
-from router_oracle.atomic_file import write_text_atomic
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.numeric_option import Seed, Share
 from router_oracle.table import TaskRecord
+from router_train.checkpoint_io import read_checkpoint_file
 from router_train.fit_source import FitSource
-from router_train.local.checkpoint import dumps_checkpoint, read_json_model
 from router_train.route.spec import RouteError
 from router_train.scoring.baseline_scores import log_proba, smoothed_votes
 from router_train.scoring.baselines import (
@@ -34,9 +32,6 @@ from router_train.scoring.baselines import (
 )
 from router_train.scoring.dial import CHECKPOINT_POINTS, DialCalibration, calibrate
 from router_train.task_features import FeatureScaling
-
-BASELINE_CHECKPOINT_VERSION = 2
-"""Bumped on any change an older reader would misinterpret (`BaselineCheckpoint.version`)."""
 
 BASELINE_NAMES: tuple[str, ...] = (CHEAPEST_NAME, LOGREG_NAME, BALANCED_LOGREG_NAME, "tfidf-knn")
 """The baselines `router-train fit` saves: evaluate's learned baselines, under their row names."""
@@ -162,11 +157,6 @@ def fit_baseline(
     )
 
 
-def save_baseline(ckpt: BaselineCheckpoint, path: str | os.PathLike[str]) -> None:
-    write_text_atomic(Path(path), dumps_checkpoint(ckpt))
-
-
 def read_baseline(path: str | os.PathLike[str]) -> BaselineCheckpoint:
     """Read and validate a saved baseline; errors name the file."""
-    what = f"baseline checkpoint (v{BASELINE_CHECKPOINT_VERSION})"
-    return read_json_model(path, BaselineCheckpoint, what, RouteError)
+    return read_checkpoint_file(path, BaselineCheckpoint, "baseline checkpoint", RouteError)
