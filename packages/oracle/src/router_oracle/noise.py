@@ -57,12 +57,11 @@ two runs of one model differ) for every model with two or more runs: the table's
 and, for tables built from the bundled leaderboard, the five models it ran twice (twice_run pool).
 Each pool model takes the disagreement of its own runs, else of the twice-run model sharing its run,
 else of the measured model with the closest resolve rate. A second measure, for tables built from the
-bundled data: each pool run against the same base model under another harness in the bundled data
-(OpenHands vs mini-SWE-agent, Claude Code, Codex CLI), on the tasks both have. A table with no
-same-harness re-runs to draw on (e.g. the reference pool) uses it: each pool model its own
-cross-harness pairs, else the cross-harness model with the closest resolve rate; the table's
-same-harness re-runs otherwise. From its resolve rate r and disagreement d,
-its per-task success probability is fitted as never (share 1-r-d), a coin flip (2d) or always (r-d).
+bundled data: each pool run against the same base model under another harness there (OpenHands vs
+mini-SWE-agent, Claude Code or Codex CLI), on the tasks both ran. A table with no same-harness re-runs
+to draw on (e.g. the reference pool) uses it: each pool model its own cross-harness pairs, else the
+cross-harness model with the closest resolve rate. From its resolve rate r and disagreement d, each
+model's per-task success probability is fitted as never (share 1-r-d), a coin flip (2d) or always (r-d).
 In a noise-only pool the models share each task's difficulty, so none is better than another on
 particular tasks; its oracle gains, over routing each task to the model most likely to solve it, only
 the lucky rollouts. Those points, computed exactly, are the noise estimate. The leaderboard's pairs
@@ -71,9 +70,9 @@ of a pair's disagreement a level shift between its runs explains (|rate A - rate
 brackets counts all of it.
 Assumed: rollouts independent given the task; the three-class shape (exact for an oracle over two
 single-run copies of one model, an extrapolation beyond); a single-run model as noisy as its closest
-measured one; for cross-harness pairs, a harness change that moves tasks both ways as noisy as a
-re-run. Tables of other data with no model run twice get no estimate: add a second run of a model to
-measure it.
+measured one; a harness change, once its level shift is out, as noisy as a re-run. Tables of other
+data with no model run twice, nor under another harness in the bundled data, get no estimate: add a
+second run of a model to measure it.
 """
 """What `router-oracle stats --help` and the README say about the noise estimate."""
 
