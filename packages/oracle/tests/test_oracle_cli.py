@@ -90,7 +90,8 @@ def test_stats_help_states_the_noise_method(capsys) -> None:
         "closest resolve rate",
         "share each task's difficulty",
         "Assumed:",
-        "no model run twice get no estimate",
+        "no model run twice, nor under another harness in the bundled data, get no estimate",
+        "A table with no same-harness re-runs\nto draw on (e.g. the reference pool) uses it",
     ):
         assert needle in out
 

@@ -11,6 +11,7 @@ Import from the submodules (this file imports nothing, so `router_oracle.table` 
 - `stats.compute_stats / format_stats`; CLI `router_oracle.cli:main` (`router-oracle`)
 - `frontier`: the best random mix of single models (the yardstick of every router and of the oracle)
 - `run_agreement.measure_models`: run-to-run disagreement of models with two or more runs
+- `harness_agreement.measure_cross_harness`: the same model under two harnesses in the bundled data
 - `noise.estimate_noise(table, task_ids)`: the oracle's headroom and the part rollout noise alone gives
 - `errors.OracleInputError`: every bad-input error (a ValueError)
 """

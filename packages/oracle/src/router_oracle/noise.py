@@ -6,10 +6,13 @@ no router can win: a router sees the task, not the dice. This module estimates t
 (no sampling) from measured run-to-run disagreement (`run_agreement`). The method, as `METHOD` states
 for `router-oracle stats --help` and the README:
 
-1. Disagreement per pool model: its own runs when it has two or more in the table; else the bundled
-   twice-run model that includes its run; else the measured model with the closest resolve rate
-   (own multi-run models and, for tables built from the bundled leaderboard, the bundled twice-run
-   models). Tables with neither get no estimate.
+1. Disagreement per pool model, from same-harness re-runs when the table has any to draw on (its own
+   multi-run models; for tables built from the bundled leaderboard, also the bundled twice-run
+   models): its own runs when it has two or more in the table; else the bundled twice-run model that
+   includes its run; else the measured model with the closest resolve rate. A table with no
+   same-harness re-runs uses the same model under another harness in the bundled data
+   (`harness_agreement`): its own cross-harness pairs, else the cross-harness model with the closest
+   resolve rate. Tables with neither get no estimate.
 2. Each model's per-task success probability p takes three values, fitted to its resolve rate r on the
    tasks and its disagreement d (the chance two independent runs differ): never (p = 0, share 1-r-d),
    coin flip (p = 1/2, share 2d), always (p = 1, share r-d). When d exceeds r (or 1-r) there are no
@@ -36,6 +39,7 @@ from typing import Literal
 from router_oracle.errors import OracleInputError
 from router_oracle.frontier import ModelPoint, best_mix_at_cost
 from router_oracle.frozen_model import FrozenModel
+from router_oracle.harness_agreement import CROSS_HARNESS, CrossHarnessModel, measure_cross_harness
 from router_oracle.report_numbers import rounded
 from router_oracle.run_agreement import (
     MeasuredModel,
@@ -52,25 +56,38 @@ were luck, which no router can win. `stats` measures run-to-run disagreement (th
 two runs of one model differ) for every model with two or more runs: the table's own (multi_run pool)
 and, for tables built from the bundled leaderboard, the five models it ran twice (twice_run pool).
 Each pool model takes the disagreement of its own runs, else of the twice-run model sharing its run,
-else of the measured model with the closest resolve rate. From its resolve rate r and disagreement d,
-its per-task success probability is fitted as never (share 1-r-d), a coin flip (2d) or always (r-d).
+else of the measured model with the closest resolve rate. A second measure, for tables built from the
+bundled data: each pool run against the same base model under another harness there (OpenHands vs
+mini-SWE-agent, Claude Code or Codex CLI), on the tasks both ran. A table with no same-harness re-runs
+to draw on (e.g. the reference pool) uses it: each pool model its own cross-harness pairs, else the
+cross-harness model with the closest resolve rate. From its resolve rate r and disagreement d, each
+model's per-task success probability is fitted as never (share 1-r-d), a coin flip (2d) or always (r-d).
 In a noise-only pool the models share each task's difficulty, so none is better than another on
 particular tasks; its oracle gains, over routing each task to the model most likely to solve it, only
 the lucky rollouts. Those points, computed exactly, are the noise estimate. The leaderboard's pairs
-also differ in scaffold version, so the estimate leaves out the part of a pair's disagreement a level
-shift between its runs explains (|rate A - rate B|); the figure in brackets counts all of it.
+also differ in scaffold version (cross-harness pairs in harness), so the estimate leaves out the part
+of a pair's disagreement a level shift between its runs explains (|rate A - rate B|); the figure in
+brackets counts all of it.
 Assumed: rollouts independent given the task; the three-class shape (exact for an oracle over two
 single-run copies of one model, an extrapolation beyond); a single-run model as noisy as its closest
-measured one. Tables of other data with no model run twice get no estimate: add a second run of a
-model to measure it.
+measured one; a harness change, once its level shift is out, as noisy as a re-run. Tables of other
+data with no model run twice, nor under another harness in the bundled data, get no estimate: add a
+second run of a model to measure it.
 """
 """What `router-oracle stats --help` and the README say about the noise estimate."""
 
-Match = Literal["own runs", "same run", "closest resolve rate"]
+Match = Literal["own runs", "same run", "other harness", "closest resolve rate"]
+
+Measure = Literal["same_harness", "cross_harness"]
+"""Which measure a noise estimate uses: same-harness re-runs, or the same model under two harnesses."""
+
+Measured = MeasuredModel | CrossHarnessModel
+"""A measured model of either measure."""
 
 UNMEASURED = (
-    "no model of this table has two runs and it was not built from the bundled leaderboard, so rollout "
-    "noise is not measured (add a second run of a model to measure it)"
+    "no model of this table has two runs, it was not built from the bundled leaderboard and none of its "
+    "runs has a run of the same model under another harness in the bundled data, so rollout noise is "
+    "not measured (add a second run of a model to measure it)"
 )
 """What `NoiseEstimate.unavailable` says when no model was measured twice."""
 
@@ -153,10 +170,12 @@ class PoolModelNoise(FrozenModel):
     """Rollouts behind each of its labels (its runs in the table)."""
     measured_as: str
     """Id of the measured model whose disagreement it takes."""
-    measured_source: MeasuredSource
-    """`table` (the table's own runs) or `bundled` (the bundled leaderboard's twice-run pool)."""
+    measured_source: MeasuredSource | Literal["cross_harness"]
+    """`table` (the table's own runs), `bundled` (the bundled leaderboard's twice-run pool) or
+    `cross_harness` (the same model under two harnesses, `harness_agreement`)."""
     match: Match
-    """`own runs`; `same run` (a twice-run model that includes its run); `closest resolve rate`."""
+    """`own runs`; `same run` (a twice-run model that includes its run); `other harness` (its own
+    cross-harness pairs); `closest resolve rate`."""
     noise_disagreement: float
     """Disagreement used for the estimate: the measured model's, level shift left out, capped at 2r(1-r)."""
     disagreement: float
@@ -190,7 +209,12 @@ class NoiseEstimate(FrozenModel):
     unavailable: str | None
     """Why there is no noise estimate (no model measured twice); None when there is one."""
     measured: list[MeasuredModel]
-    """Every model measured on two or more runs that the estimate could draw on."""
+    """Every model measured on two or more runs under one harness that the estimate could draw on."""
+    cross_harness: list[CrossHarnessModel]
+    """The pool models measured against the same model under other harnesses (`harness_agreement`)."""
+    measure: Measure | None
+    """The measure the estimate uses: `same_harness` (`measured`) whenever there is one, else
+    `cross_harness`; None without an estimate."""
     models: list[PoolModelNoise]
     """Per pool model, in pool order (empty when unavailable)."""
     noise: NoiseFigures | None
@@ -214,15 +238,27 @@ def _select(table: OracleTable, task_ids: Collection[str] | None) -> list[TaskRe
     return tasks
 
 
-def default_measured(table: OracleTable) -> list[MeasuredModel]:
+def default_measured(table: OracleTable) -> list[Measured]:
     """The table's own multi-run models, then (tables built from the bundled leaderboard only) the
-    bundled twice-run models not already among them, all measured on the table's tasks."""
+    bundled twice-run models not already among them, then the pool models' cross-harness pairs in the
+    bundled data (`harness_agreement`), all measured on the table's tasks."""
     own = measure_models(table, "table")
+    cross = measure_cross_harness(table)
     if not built_from_bundled_leaderboard(table):
-        return own
+        return [*own, *cross]
     seen = [set(m.runs) for m in own]
     bundled = measure_bundled([t.instance_id for t in table.tasks])
-    return own + [m for m in bundled if set(m.runs) not in seen]
+    return [*own, *(m for m in bundled if set(m.runs) not in seen), *cross]
+
+
+def _match_cross(
+    model: str, rate: float, measured: Sequence[CrossHarnessModel]
+) -> tuple[CrossHarnessModel, Match]:
+    for m in measured:
+        if m.id == model:
+            return m, "other harness"
+    # Closest resolve rate; ties keep pool order.
+    return min(measured, key=lambda m: abs(m.resolve_rate - rate)), "closest resolve rate"
 
 
 def _match(runs: list[str], rate: float, measured: Sequence[MeasuredModel]) -> tuple[MeasuredModel, Match]:
@@ -253,11 +289,12 @@ def estimate_noise(
     table: OracleTable,
     task_ids: Collection[str] | None = None,
     *,
-    measured: Sequence[MeasuredModel] | None = None,
+    measured: Sequence[Measured] | None = None,
 ) -> NoiseEstimate:
     """The oracle's headroom above the mix on `task_ids` (default: every task) and the part rollout noise
     alone would produce (see `METHOD`). `measured`: the measured models to draw on (default:
-    `default_measured(table)`, measured on all the table's tasks). Deterministic: no sampling."""
+    `default_measured(table)`, measured on all the table's tasks); same-harness ones are used whenever
+    there are any, else the cross-harness ones. Deterministic: no sampling."""
     tasks = _select(table, task_ids)
     if not tasks:
         raise OracleInputError("no tasks to estimate the oracle's headroom on")
@@ -270,12 +307,17 @@ def estimate_noise(
         for m in ids
     ]
     mix = best_mix_at_cost(points, oracle_cost)
-    measured = default_measured(table) if measured is None else list(measured)
+    every = default_measured(table) if measured is None else list(measured)
+    same = [m for m in every if isinstance(m, MeasuredModel)]
+    cross = [m for m in every if isinstance(m, CrossHarnessModel)]
+    measure: Measure | None = "same_harness" if same else "cross_harness" if cross else None
     models: list[PoolModelNoise] = []
     for pm, p in zip(table.pool.models, points, strict=True):
-        if not measured:
+        if measure is None:
             break
-        ref, how = _match(pm.runs, _rate(table.tasks, pm.id), measured)
+        rate = _rate(table.tasks, pm.id)
+        ref: Measured
+        ref, how = _match(pm.runs, rate, same) if same else _match_cross(pm.id, rate, cross)
         models.append(
             PoolModelNoise(
                 id=pm.id,
@@ -296,8 +338,10 @@ def estimate_noise(
         oracle_cost=rounded(oracle_cost),
         mix_resolve_rate=None if mix is None else rounded(mix.resolved),
         headroom_points=None if mix is None else rounded(100 * (oracle_rate - mix.resolved)),
-        unavailable=None if measured else UNMEASURED,
-        measured=measured,
+        unavailable=None if measure else UNMEASURED,
+        measured=same,
+        cross_harness=cross,
+        measure=measure,
         models=models,
         noise=_figures(rates, [m.noise_disagreement for m in models], runs) if models else None,
         upper=_figures(rates, [m.disagreement for m in models], runs) if models else None,
@@ -322,11 +366,13 @@ def _points(x: float) -> str:
 
 
 def noise_range(est: NoiseEstimate) -> str:
-    """`5.7 (7.1 counting all run-to-run disagreement)`, or one number when both readings agree."""
+    """`5.7 (7.1 counting all run-to-run disagreement)` (`... all disagreement between harnesses` for the
+    cross-harness measure), or one number when both readings agree."""
     if est.noise is None or est.upper is None:
         return "n/a"
     low, high = _points(est.noise.noise_points), _points(est.upper.noise_points)
-    return low if low == high else f"{low} ({high} counting all run-to-run disagreement)"
+    what = "disagreement between harnesses" if est.measure == CROSS_HARNESS else "run-to-run disagreement"
+    return low if low == high else f"{low} ({high} counting all {what})"
 
 
 def headroom_sentence(est: NoiseEstimate, *, show_mix: bool = False) -> str:

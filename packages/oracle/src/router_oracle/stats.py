@@ -14,6 +14,7 @@ from router_oracle.candidates import CandidatesTable
 from router_oracle.derive import CandidateIndex
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.noise import NoiseEstimate, estimate_noise, headroom_sentence
+from router_oracle.run_agreement import RunPair
 from router_oracle.table import OracleTable
 from router_oracle.table_check import check_table
 
@@ -152,20 +153,17 @@ def format_noise(est: NoiseEstimate) -> list[str]:
     if est.noise is None or est.upper is None:
         return [f"rollout noise: not estimated: {est.unavailable}"]
     width = max(len("pool model"), *(len(m.id) for m in est.measured), *(len(m.id) for m in est.models))
-    lines = [
-        "rollout noise: runs of one model compared task by task (A, B: its runs in pool order)",
-        f"{'model':<{width}}  source   resolved A / B  disagree  A only / B only  level shift  "
-        "either run vs better run",
-    ]
-    for m in est.measured:
-        for pair in m.pairs:
-            better = max(pair.resolved_a, pair.resolved_b)
-            lines.append(
-                f"{m.id:<{width}}  {m.source:<7}  {_p(pair.resolved_a):>6} / {_p(pair.resolved_b):>6}  "
-                f"{_p(pair.disagreement):>8}  {pair.a_only:>6} / {pair.b_only:<6}  "
-                f"{_p(abs(pair.resolved_a - pair.resolved_b)):>11}  "
-                f"{_p(pair.either)} vs {_p(better)} ({100 * (pair.either - better):+.1f})"
-            )
+    lines: list[str] = []
+    if est.measured:
+        lines += [
+            "rollout noise: runs of one model compared task by task (A, B: its runs in pool order)",
+            f"{'model':<{width}}  source   resolved A / B  disagree  A only / B only  level shift  "
+            "either run vs better run",
+        ]
+        for m in est.measured:
+            lines += [f"{m.id:<{width}}  {m.source:<7}  {_pair_columns(pair)}" for pair in m.pairs]
+    cross = format_cross_harness(est, width)
+    lines += ["", *cross] if lines and cross else cross
     lines += ["", f"{'pool model':<{width}}  disagreement used (all)  measured as"]
     for pm in est.models:
         used = f"{_p(pm.noise_disagreement):>6} ({_p(pm.disagreement)})"
@@ -179,6 +177,47 @@ def format_noise(est: NoiseEstimate) -> list[str]:
         f"{_p(lo.best_resolve_rate)} ({_p(hi.best_resolve_rate)}): "
         f"{lo.noise_points:.1f} ({hi.noise_points:.1f}) points of luck",
     ]
+    return lines
+
+
+def _pair_columns(pair: RunPair) -> str:
+    """`resolved A / B  disagree  A only / B only  level shift  either run vs better run` of a pair."""
+    better = max(pair.resolved_a, pair.resolved_b)
+    return (
+        f"{_p(pair.resolved_a):>6} / {_p(pair.resolved_b):>6}  "
+        f"{_p(pair.disagreement):>8}  {pair.a_only:>6} / {pair.b_only:<6}  "
+        f"{_p(abs(pair.resolved_a - pair.resolved_b)):>11}  "
+        f"{_p(pair.either)} vs {_p(better)} ({100 * (pair.either - better):+.1f})"
+    )
+
+
+def format_cross_harness(est: NoiseEstimate, width: int) -> list[str]:
+    """The second measure's lines (none when no pool model has a cross-harness pair): each pool run
+    against the same model under another harness, and whether the estimate uses them."""
+    if not est.cross_harness:
+        return []
+    rows = []
+    for m in est.cross_harness:
+        for hp in m.pairs:
+            # A model with several runs names which of them is A (#k: its k-th run in pool order).
+            k = f" #{m.runs.index(hp.pair.run_a) + 1}" if len(m.runs) > 1 else ""
+            rows.append((m.id, f"{hp.harness_a}{k} / {hp.harness_b}", hp))
+    hw = max(len("harness A / B"), *(len(harnesses) for _, harnesses, _ in rows))
+    used = (
+        "the estimate uses these (no same-harness re-runs to draw on), level shift left out"
+        if est.measure == "cross_harness"
+        else "shown beside the re-runs above, which the estimate uses"
+    )
+    kth = ", #k its k-th" if any(len(m.runs) > 1 for m in est.cross_harness) else ""
+    lines = [
+        "rollout noise, second measure: the same model under two harnesses, compared on the tasks both "
+        f"ran (A: the pool's run{kth})",
+        f"  {used}",
+        f"{'model':<{width}}  {'harness A / B':<{hw}}  tasks  resolved A / B  disagree  A only / B only  "
+        "level shift  either run vs better run",
+    ]
+    for model, harnesses, hp in rows:
+        lines.append(f"{model:<{width}}  {harnesses:<{hw}}  {hp.tasks:>5}  {_pair_columns(hp.pair)}")
     return lines
 
 

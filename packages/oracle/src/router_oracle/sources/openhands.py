@@ -239,6 +239,15 @@ def read_openhands_entries(path: str | os.PathLike[str]) -> list[RunEntry]:
     return [r.entry for r in _read(path)[1]]
 
 
+def read_openhands_resolved(path: str | os.PathLike[str]) -> dict[str, dict[str, bool]]:
+    """Every Verified run's published resolved flags, run id -> {instance id: resolved}; a `null` flag
+    is left out. Runs without costs (Codex CLI) are included: comparing runs needs the flags alone."""
+    return {
+        r.entry.run: {t: resolved for t, (resolved, _) in r.results.items() if resolved is not None}
+        for r in _read(path)[1]
+    }
+
+
 def read_openhands(path: str | os.PathLike[str], *, runs: Collection[str] | None = None) -> LoadedSource:
     """Rows of every Verified run (only those in `runs`, when given); a field published as null is left
     out of its row, and a task with neither gives no row. A requested run without costs is refused."""
