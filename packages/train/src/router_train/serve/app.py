@@ -55,6 +55,14 @@ conversation is a few MB; without a bound one request could take the proxy's mem
 BODY_READ_TIMEOUT_S = 30.0
 """A client that has not sent its whole body within this many seconds gets 408 (a slow client may not
 hold a request open for ever)."""
+UPSTREAM_KEEPALIVE_S = 2.0
+"""An idle pooled upstream connection is dropped after this many seconds. Well below the shortest
+keep-alive a usual upstream keeps (uvicorn's 5 s, under vLLM and SGLang): with httpx's default, also 5 s, a
+connection was reused just as the upstream closed it, and the request failed (issue 41, item 9)."""
+STALE_CONNECTION_ERRORS = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
+"""Errors of a request whose connection closed before the upstream's status line and headers came: it
+is sent once more (the closed connection has left the pool), since the upstream never answered it. A
+kept-alive connection the upstream closes as the request arrives fails so, however short the expiry here."""
 
 
 class BodyRefused(Exception):
@@ -164,7 +172,9 @@ class Proxy:
                 base_url=up.base_url,
                 headers={"authorization": f"Bearer {key}"} if key else {},
                 timeout=httpx.Timeout(up.read_timeout_s, connect=up.connect_timeout_s),
-                limits=httpx.Limits(max_connections=512, max_keepalive_connections=128),
+                limits=httpx.Limits(
+                    max_connections=512, max_keepalive_connections=128, keepalive_expiry=UPSTREAM_KEEPALIVE_S
+                ),
                 trust_env=False,  # a proxy set in the environment must not see the upstream keys
             )
 
@@ -411,7 +421,17 @@ class Proxy:
         )
         stream = body.get("stream") is True
         try:
-            upstream = await client.send(request, stream=stream)
+            # Streamed: `send` returns once the status line and headers are read, so a failure inside it
+            # came before the upstream answered; the body is read below, and a failure there is not resent.
+            try:
+                upstream = await client.send(request, stream=True)
+            except STALE_CONNECTION_ERRORS:
+                upstream = await client.send(request, stream=True)  # once more, never a third time
+            if not stream:
+                try:
+                    await upstream.aread()
+                finally:
+                    await upstream.aclose()
         except httpx.TimeoutException as exc:
             raise self._transport_failure(504, model_id, up, f"timed out ({type(exc).__name__})") from None
         except httpx.HTTPError as exc:
