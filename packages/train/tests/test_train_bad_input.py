@@ -198,7 +198,7 @@ def test_a_checkpoint_with_non_finite_numbers_is_refused_at_load(
 
 
 def _missing_model(d: dict[str, Any]) -> None:
-    del d["tasks"][0]["per_model"]["gpt-5.2-high"]
+    del d["tasks"][0]["per_model"]["gpt-5.5"]
 
 
 def _wrong_oracle(d: dict[str, Any]) -> None:
@@ -211,7 +211,7 @@ def _duplicate(d: dict[str, Any]) -> None:
 
 
 def _extra_model(d: dict[str, Any]) -> None:
-    d["tasks"][1]["per_model"]["extra-model"] = d["tasks"][1]["per_model"]["gpt-5.2-high"]
+    d["tasks"][1]["per_model"]["extra-model"] = d["tasks"][1]["per_model"]["gpt-5.5"]
 
 
 @pytest.mark.parametrize("breaks", [_missing_model, _wrong_oracle, _duplicate, _extra_model])

@@ -13,7 +13,7 @@ import route_checkpoints
 
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
-from router_oracle.results_matrix import load_results_matrix
+from router_oracle.results_matrix import bundled_results_for
 from router_oracle.table_check import load_table
 from router_train.irt.checkpoint import read_irt
 from router_train.irt.router import (
@@ -81,7 +81,7 @@ def test_dial_is_lambda_on_predicted_probability_minus_predicted_cost(checkpoint
 
 def test_fit_refuses_a_results_matrix_without_the_pool_or_the_tasks() -> None:
     table = load_table(bundled_table_path())
-    matrix = load_results_matrix()
+    matrix = bundled_results_for(table.pool)[1]
     run = table.pool.models[0].runs[0]
     keep = [j for j, r in enumerate(matrix.run_ids) if r != run]
     short = dataclasses.replace(

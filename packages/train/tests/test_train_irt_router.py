@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from router_frontier_rl import bundled_table_path
-from router_oracle.results_matrix import ResultsMatrix, load_results_matrix
+from router_oracle.results_matrix import ResultsMatrix, bundled_results_for
 from router_oracle.table import OracleTable
 from router_oracle.table_check import load_table
 from router_train.irt.fitter import IrtFitter
@@ -32,8 +32,9 @@ def table() -> OracleTable:
 
 
 @pytest.fixture(scope="module")
-def matrix() -> ResultsMatrix:
-    return load_results_matrix()
+def matrix(table: OracleTable) -> ResultsMatrix:
+    # the bundled candidates table that holds the pool's runs (the default pool's: the OpenHands Index's)
+    return bundled_results_for(table.pool)[1]
 
 
 def _with_rows(matrix: ResultsMatrix, rows: np.ndarray, seed: int) -> ResultsMatrix:

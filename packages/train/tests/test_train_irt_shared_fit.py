@@ -7,11 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from router_frontier_rl import bundled_table_path
+from router_oracle.build import build_table
 from router_oracle.derive import CandidateIndex
 from router_oracle.results_matrix import ResultsMatrix, load_results_matrix
 from router_oracle.table import OracleTable
-from router_oracle.table_check import load_table
 from router_train.irt.fitter import IrtFitter, scored_decisions
 from router_train.irt.router import IrtConfig, fit_irt_router
 from router_train.irt.shared_fit import for_pool, pool_tolerance
@@ -29,7 +28,8 @@ POOLS = [
 
 @pytest.fixture(scope="module")
 def table() -> OracleTable:
-    return load_table(bundled_table_path())
+    # a pool of the bundled (bash-only) candidates, whose other pools the shared fit routes
+    return build_table("bash-only")
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from router_frontier_rl import bundled_table_path
-from router_oracle.derive import CandidateIndex
-from router_oracle.results_matrix import ResultsMatrix, load_results_matrix
+from router_oracle.results_matrix import ResultsMatrix, bundled_results_for
 from router_oracle.table import OracleTable
 from router_oracle.table_check import load_table
 from router_train.checkpoint_io import save_checkpoint
@@ -36,13 +35,13 @@ def table() -> OracleTable:
 
 
 @pytest.fixture(scope="module")
-def matrix() -> ResultsMatrix:
-    return load_results_matrix()
+def matrix(table: OracleTable) -> ResultsMatrix:
+    # the bundled candidates table that holds the pool's runs (the default pool's: the OpenHands Index's)
+    return bundled_results_for(table.pool)[1]
 
 
 def _use_matrix(monkeypatch: pytest.MonkeyPatch, matrix: ResultsMatrix) -> None:
-    index = CandidateIndex.load()
-    monkeypatch.setattr(irt_module, "_candidates", lambda: (matrix, index))
+    monkeypatch.setattr(irt_module, "bundled_results_for", lambda pool: ("spy", matrix))
 
 
 def _scrambled(matrix: ResultsMatrix, rows: np.ndarray) -> ResultsMatrix:

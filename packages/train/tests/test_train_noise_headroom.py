@@ -9,9 +9,9 @@ import math
 from pathlib import Path
 
 import pytest
+from bash_only import bash_only_table_path
 from evaluate_tables import make_table
 
-from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
 from router_oracle.build import build_table
 from router_oracle.noise import UNMEASURED, estimate_noise, headroom_sentence
@@ -33,7 +33,7 @@ from router_train.scoring.metrics import single_model_points
 from router_train.scoring.vs_mix import frontier_position
 
 
-@pytest.mark.parametrize("pool", ["default", "multi_run"])
+@pytest.mark.parametrize("pool", ["default", "bash-only", "multi_run"])
 def test_noise_headroom_is_the_evaluate_yardstick(pool: str) -> None:
     table = build_table(pool)
     tasks = select_tasks(table, "eval")
@@ -51,7 +51,7 @@ def test_noise_headroom_is_the_evaluate_yardstick(pool: str) -> None:
 
 # `router-train evaluate` shows the estimate beside the oracle row, per evaluation, on its own tasks.
 
-BUNDLED = bundled_table_path()
+BUNDLED = bash_only_table_path()  # the pool the vf traces were recorded on
 VF_TRACES = Path(__file__).parent / "data" / "evaluate_vf_traces.jsonl"
 
 

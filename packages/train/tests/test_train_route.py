@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 import route_checkpoints
+from bash_only import bash_only_table_path
 
-from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
 from router_oracle.table import dumps_table
 from router_oracle.table_check import load_table
@@ -31,7 +31,7 @@ NEW_ISSUES = [
 
 @pytest.fixture(scope="module")
 def table():
-    return load_table(bundled_table_path())
+    return load_table(bash_only_table_path())
 
 
 @pytest.fixture(scope="module")
@@ -118,9 +118,23 @@ def evaluate_baselines(table) -> dict[str, Decisions]:
 
 @pytest.mark.parametrize("name", ["cheapest-on-train", "tfidf-logreg", "tfidf-logreg(balanced)", "tfidf-knn"])
 def test_saved_baseline_routes_as_evaluate(name, table, eval_ids, evaluate_baselines, tmp_path, capsys):
-    assert main(["fit", name, "--split", "train", "--output-dir", str(tmp_path / "fit")]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                name,
+                "--split",
+                "train",
+                "--table",
+                str(bash_only_table_path()),
+                "--output-dir",
+                str(tmp_path / "fit"),
+            ]
+        )
+        == 0
+    )
     ckpt = tmp_path / "fit" / "checkpoint.json"
-    argv = ["--checkpoint", str(ckpt), "--table", str(bundled_table_path()), "--explain"]
+    argv = ["--checkpoint", str(ckpt), "--table", str(bash_only_table_path()), "--explain"]
     out = _route(capsys, *argv, *_instances(eval_ids))
     got = {d["instance_id"]: d["model"] for d in out}
     # evaluate fits its baselines on the train split sorted by id and routes the eval split with them.
@@ -161,7 +175,19 @@ def test_anypool_checkpoint_routes_any_pool_as_evaluate_anypool(
 
 
 def test_plan_runs_exactly_each_models_tasks(tmp_path, eval_ids, capsys):
-    assert main(["fit", "tfidf-knn", "--output-dir", str(tmp_path / "fit")]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                "tfidf-knn",
+                "--table",
+                str(bash_only_table_path()),
+                "--output-dir",
+                str(tmp_path / "fit"),
+            ]
+        )
+        == 0
+    )
     model_map = tmp_path / "map.toml"
     model_map.write_text('[models]\n"claude-opus-4.6" = "anthropic/claude-opus-4-6"\n', encoding="utf-8")
     out = tmp_path / "routes.jsonl"
@@ -223,7 +249,7 @@ def test_bad_input_is_one_line_exit_2_nothing_written(grpo_checkpoint, tmp_path,
     pool = _pool_toml(tmp_path / "pool.toml", ["o3", "gpt-5-mini"])
     assert "trained for the pool" in bad(*ck, "--pool", str(pool), "--instance", "astropy__astropy-12907")
     other = tmp_path / "table.json"
-    other.write_text(dumps_table(load_table(bundled_table_path()).model_copy(update={"command": "other"})))
+    other.write_text(dumps_table(load_table(bash_only_table_path()).model_copy(update={"command": "other"})))
     assert "trained on table" in bad(*ck, "--table", str(other), "--instance", "astropy__astropy-12907")
     one = ["-o", str(out), "--instance", "astropy__astropy-12907"]
     assert "not a router checkpoint" in bad("--checkpoint", str(other), *one)
@@ -258,7 +284,19 @@ def test_bad_checkpoint_kind_options(anypool_checkpoint, tmp_path, capsys):
 
 
 def test_plan_every_model_runs_every_task_per_pool_model(tmp_path, eval_ids, capsys):
-    assert main(["fit", "cheapest-on-train", "--output-dir", str(tmp_path / "fit")]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                "cheapest-on-train",
+                "--table",
+                str(bash_only_table_path()),
+                "--output-dir",
+                str(tmp_path / "fit"),
+            ]
+        )
+        == 0
+    )
     ids = eval_ids[:3]
     argv = [
         "route",

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import route_checkpoints
+from bash_only import bash_only_table_path
 
-from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
 from router_oracle.table_check import load_table
 from router_train.cli import main
@@ -29,7 +29,7 @@ OPERATING = re.compile(
 
 @pytest.fixture(scope="module")
 def table():
-    return load_table(bundled_table_path())
+    return load_table(bash_only_table_path())
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,8 @@ def anypool_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def logreg_checkpoint(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("logreg")
-    assert main(["fit", "tfidf-logreg", "--split", "train", "--output-dir", str(out)]) == 0
+    argv = ["--split", "train", "--table", str(bash_only_table_path()), "--output-dir", str(out)]
+    assert main(["fit", "tfidf-logreg", *argv]) == 0
     return out / "checkpoint.json"
 
 
@@ -232,7 +233,19 @@ def test_bad_dial_input_is_one_line_exit_2(grpo_checkpoint, tmp_path, capsys):
     ]
     assert "endpoint (LLM) router gives no per-model log-probabilities" in bad(*ep, "--budget", "0.3")
     assert "dial (--dial): an endpoint" in bad(*ep, "--dial", "1")
-    assert main(["fit", "cheapest-on-train", "--output-dir", str(tmp_path / "cheap")]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                "cheapest-on-train",
+                "--table",
+                str(bash_only_table_path()),
+                "--output-dir",
+                str(tmp_path / "cheap"),
+            ]
+        )
+        == 0
+    )
     cheap = ["--checkpoint", str(tmp_path / "cheap" / "checkpoint.json"), "-o", str(out)]
     err = bad(*cheap, "--instance", "astropy__astropy-12907", "--budget", "0.3")
     assert "--budget" in err and "no per-model scores" in err

@@ -18,7 +18,7 @@ from router_frontier_rl.route_parser import MAX_REPLY_CHARS
 from router_train.cli import main
 from router_train.route import EndpointError, EndpointSpec, RouteTask, bundled_tasks, load_router
 
-VALID = "Looks like a hard one.\n<route>gpt-5.2-high</route>"
+VALID = "Looks like a hard one.\n<route>gpt-5.5</route>"
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def test_request_is_the_envs_prompt_byte_for_byte_and_reply_is_parsed(served, ca
         rc, out, _ = _route(capsys, server.base_url, *_instances(served), "--explain")
         requests = sorted(server.requests, key=lambda b: b["messages"][1]["content"])
     assert rc == 0
-    assert [d["model"] for d in out] == ["gpt-5.2-high"] * len(served)
+    assert [d["model"] for d in out] == ["gpt-5.5"] * len(served)
     assert all(d["reply"] == VALID and d["router"] == "endpoint:my-router" for d in out)
     want = sorted(
         [
@@ -73,18 +73,20 @@ def test_any_pool_prompt_is_the_envs_for_that_pool(tmp_path, capsys):
 
 
 def test_hedge_routes_nowhere_or_to_the_fallback(served, capsys):
-    hedge = "<route>gpt-5.2-high</route> or maybe <route>kimi-k2.5-high</route>"
+    hedge = "<route>gpt-5.5</route> or maybe <route>nemotron-3-super</route>"
     with stub_server(lambda body, n: Answer(hedge)) as server:
         rc, out, _ = _route(capsys, server.base_url, *_instances(served[:1]))
         assert rc == 0 and out[0]["model"] is None and "unparseable" in out[0]["reason"]
         assert not out[0]["fallback"] and "reply" not in out[0]
-        rc, out, _ = _route(capsys, server.base_url, *_instances(served[:1]), "--fallback", "kimi-k2.5-high")
-        assert rc == 0 and out[0]["model"] == "kimi-k2.5-high" and out[0]["fallback"] is True
+        rc, out, _ = _route(
+            capsys, server.base_url, *_instances(served[:1]), "--fallback", "nemotron-3-super"
+        )
+        assert rc == 0 and out[0]["model"] == "nemotron-3-super" and out[0]["fallback"] is True
         assert "unparseable" in out[0]["reason"]
 
 
 def test_reply_over_the_parsers_limit_is_no_route(served, capsys):
-    long = "x" * MAX_REPLY_CHARS + "<route>gpt-5.2-high</route>"
+    long = "x" * MAX_REPLY_CHARS + "<route>gpt-5.5</route>"
     with stub_server(lambda body, n: Answer(long)) as server:
         rc, out, _ = _route(capsys, server.base_url, *_instances(served[:1]))
     assert rc == 0 and out[0]["model"] is None and "limit" in out[0]["reason"]
@@ -93,7 +95,7 @@ def test_reply_over_the_parsers_limit_is_no_route(served, capsys):
 def test_http_500_is_retried_then_succeeds(served, capsys):
     with stub_server(lambda body, n: Answer(status=500) if n == 0 else Answer(VALID)) as server:
         rc, out, _ = _route(capsys, server.base_url, *_instances(served[:1]))
-    assert rc == 0 and out[0]["model"] == "gpt-5.2-high" and len(server.requests) == 2
+    assert rc == 0 and out[0]["model"] == "gpt-5.5" and len(server.requests) == 2
 
 
 def test_failures_after_retries_are_one_line_exit_1_nothing_written(served, tmp_path, capsys):
@@ -113,17 +115,17 @@ def test_failures_after_retries_are_one_line_exit_1_nothing_written(served, tmp_
 
 def test_python_api_same_code(served):
     task = RouteTask(instance_id="new-1", repo="django/django", problem_statement="Admin crashes on save.")
-    with stub_server(lambda body, n: Answer("<route>claude-opus-4.6</route>")) as server:
+    with stub_server(lambda body, n: Answer("<route>claude-opus-4.7</route>")) as server:
         router = load_router(EndpointSpec(endpoint=server.base_url, model="m", max_retries=0))
         assert router.scores([task]) is None and router.pool == served[0].data.valid_ids
         d = router.route(task)
-        assert (d.model, d.reply, d.reason) == ("claude-opus-4.6", "<route>claude-opus-4.6</route>", None)
+        assert (d.model, d.reply, d.reason) == ("claude-opus-4.7", "<route>claude-opus-4.7</route>", None)
         assert (
             server.requests[0]["messages"][1]["content"]
             == "Repository: django/django\n\nIssue:\nAdmin crashes on save."
         )
         assert [x.model for x in router.route_many(list(bundled_tasks().values())[:6])] == [
-            "claude-opus-4.6"
+            "claude-opus-4.7"
         ] * 6
     with pytest.raises(EndpointError):
         load_router(EndpointSpec(endpoint="http://127.0.0.1:9/v1", model="m", max_retries=0)).route(task)

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import route_checkpoints
+from bash_only import BASH_ONLY, bash_only_table_path
 from pydantic import TypeAdapter
 from test_train_evaluate_anypool import synthetic
 
-from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
 from router_oracle.results_matrix import matrix_of
 from router_oracle.table import OracleTable, TaskRecord
@@ -52,10 +52,11 @@ CHECKPOINTS: dict[str, Callable[[pytest.TempPathFactory], Path]] = {
     "router-train-baseline": route_checkpoints.logreg_checkpoint,
     "router-train-irt": route_checkpoints.irt_checkpoint,
 }
-"""Kind -> a small checkpoint of it, trained on the bundled table's train split (the default pool)."""
+"""Kind -> a small checkpoint of it, trained on the bash-only table's train split."""
 
-POOL = Path("default")
-"""The bundled pool of the bundled table: the one every fixed-pool checkpoint above learned."""
+POOL = Path(BASH_ONLY)
+"""The bundled pool every fixed-pool checkpoint above learned (its models are candidates, so the any-pool
+kind routes it too)."""
 
 
 @pytest.fixture(scope="module", params=sorted(KINDS))
@@ -67,7 +68,7 @@ def checkpoint(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
 
 @pytest.fixture(scope="module")
 def eval_tasks() -> list[RouteTask]:
-    return [RouteTask.of_record(t) for t in select_tasks(load_table(bundled_table_path()), "eval")]
+    return [RouteTask.of_record(t) for t in select_tasks(load_table(bash_only_table_path()), "eval")]
 
 
 def test_the_registry_keeps_the_on_disk_kinds_and_the_union_has_every_kind() -> None:
@@ -129,7 +130,7 @@ def test_every_kind_takes_a_budget_and_a_dial(checkpoint: Path, eval_tasks: list
 def test_every_kind_is_judged_by_evaluate_on_unseen_tasks_only(
     checkpoint: Path, eval_tasks: list[RouteTask], tmp_path: Path
 ) -> None:
-    table, info = read_table(bundled_table_path())
+    table, info = read_table(bash_only_table_path())
     report = evaluate(
         table, info, checkpoints=[Source(name="ckpt", path=checkpoint)], include_baselines=False
     )
@@ -154,6 +155,8 @@ def test_every_kind_is_judged_by_evaluate_on_unseen_tasks_only(
         "evaluate",
         "--checkpoint",
         str(checkpoint),
+        "--table",
+        str(bash_only_table_path()),
         "--no-baselines",
         "--no-plot",
         "-o",
@@ -168,7 +171,7 @@ def test_a_file_of_no_registered_kind_is_one_line_for_route_and_evaluate(tmp_pat
     expected = "not a router checkpoint (kind 'router-train-other'; expected one of " + ", ".join(KINDS) + ")"
     with pytest.raises(ValueError, match=re.escape(f"{path}: {expected}")):
         load_router(CheckpointSpec(checkpoint=path))
-    table, info = read_table(bundled_table_path())
+    table, info = read_table(bash_only_table_path())
     with pytest.raises(EvaluateError, match=re.escape(f"{path}: cannot load checkpoint: {path}: {expected}")):
         evaluate(table, info, checkpoints=[Source(name="x", path=path)], include_baselines=False)
 
@@ -183,7 +186,7 @@ def _request(table: OracleTable, tasks: list[TaskRecord], *, wanted: bool) -> Fi
 
 @pytest.mark.parametrize("kind", list(KINDS.values()), ids=lambda k: k.name)
 def test_every_kind_with_fitters_fits_and_routes_held_out_tasks(kind: RouterKind) -> None:
-    table = load_table(bundled_table_path())
+    table = load_table(bash_only_table_path())
     train, test = select_tasks(table, "train"), select_tasks(table, "eval")
     if kind.fit.fitters is None:
         # Only the any-pool kind has no fixed-pool fit: `evaluate-anypool` judges it across pools.
@@ -210,7 +213,7 @@ def test_every_kind_with_fitters_fits_and_routes_held_out_tasks(kind: RouterKind
 
 
 def test_evaluate_fits_the_reference_kinds_first_then_the_others_in_registry_order() -> None:
-    table = load_table(bundled_table_path())
+    table = load_table(bash_only_table_path())
     tasks = select_tasks(table, "eval")
     fitters = fitters_for(_request(table, tasks, wanted=True))
     assert [type(f) for f in fitters] == [BaselineFitter, LocalFitter, IrtFitter]
@@ -218,7 +221,7 @@ def test_evaluate_fits_the_reference_kinds_first_then_the_others_in_registry_ord
 
 
 def test_evaluate_anypool_takes_its_references_and_any_pool_trainer_from_the_registry() -> None:
-    table = load_table(bundled_table_path())
+    table = load_table(bash_only_table_path())
     train, test = select_tasks(table, "train"), select_tasks(table, "eval")
     references = references_for(ReferenceRequest(table.pool.ids, FAST_LOCAL[0][1]))
     assert [type(f) for f in references] == [LocalFitter, BalancedLogregFitter]

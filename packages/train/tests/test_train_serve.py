@@ -297,7 +297,7 @@ def test_an_llm_router_behind_an_endpoint(
 ) -> None:
     # The router is itself an OpenAI-compatible endpoint (here a stub that answers a set reply), asked
     # with the env's prompt and parsed with the env's parser by the route API.
-    policy = StubUpstream("policy", reply="<route>gpt-5.2-high</route>")
+    policy = StubUpstream("policy", reply="<route>gpt-5.5</route>")
     cfg = write_config(tmp_path / "serve.toml", checkpoint, stubs)
     with serving(policy.app()) as router_server:
         doc = tomllib.loads(cfg.read_text(encoding="utf-8"))
@@ -306,7 +306,7 @@ def test_an_llm_router_behind_an_endpoint(
         first, second, third = [issues[0] for issues in issues_by_model.values()]
         with serving(proxy_app(cfg)) as server:
             c = client(server)
-            assert ask(c, conversation(first, 0)) == ("I am up-gpt-5.2-high", "gpt-5.2-high")
+            assert ask(c, conversation(first, 0)) == ("I am up-gpt-5.5", "gpt-5.5")
             policy.reply = "I would pick a strong model."  # no <route> tag: no valid route
             with pytest.raises(openai.APIStatusError) as err:
                 ask(c, conversation(second, 0))
@@ -316,10 +316,10 @@ def test_an_llm_router_behind_an_endpoint(
                 ask(c, conversation(third, 0))
             assert err.value.status_code == 502 and "the router failed" in str(err.value)
             # A routed task does not ask the router again: it stays on its model while the router is down.
-            assert ask(c, conversation(first, 2)) == ("I am up-gpt-5.2-high", "gpt-5.2-high")
+            assert ask(c, conversation(first, 2)) == ("I am up-gpt-5.5", "gpt-5.5")
     assert len(policy.seen) == 3 and policy.seen[0].first_user != first  # the env's prompt, not the agent's
     lines = log_lines(cfg)
-    assert [line.get("model", line.get("event")) for line in lines] == ["gpt-5.2-high", None, "router_error"]
+    assert [line.get("model", line.get("event")) for line in lines] == ["gpt-5.5", None, "router_error"]
     assert "HTTP 500" in lines[2]["error"]
     assert (
         lines[1]["reason"].startswith("unparseable reply")

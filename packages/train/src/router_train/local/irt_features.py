@@ -15,7 +15,6 @@ and a policy trained on it would trust the column more than it deserves.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 
@@ -77,6 +76,11 @@ def pool_of(tasks: Sequence[TaskRecord], pool_ids: Sequence[str]) -> Pool:
     """The pool `pool_ids` with each model's runs as the table's records name them (the IRT fit reads those
     runs' columns of the results matrix)."""
     first = tasks[0]
+    unknown = [m for m in pool_ids if m not in first.per_model]
+    if unknown:
+        raise ValueError(
+            f"pool model {unknown[0]!r} is not a model of the table ({', '.join(first.per_model)})"
+        )
     return Pool(
         name="irt-inputs",
         models=[PoolModel(id=m, name=m, runs=[r.run for r in first.per_model[m].runs]) for m in pool_ids],
