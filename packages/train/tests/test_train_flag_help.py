@@ -19,9 +19,9 @@ from router_train.commands import config as config_command
 from router_train.commands import evaluate as evaluate_command
 from router_train.commands import evaluate_anypool as evaluate_anypool_command
 from router_train.commands import feedback as feedback_command
-from router_train.commands import replay as replay_command
 from router_train.commands import fit as fit_command
 from router_train.commands import launch as launch_command
+from router_train.commands import replay as replay_command
 from router_train.commands import serve as serve_command
 from router_train.local import FeatureConfig, LocalTrainConfig
 from router_train.route import CheckpointSpec, EndpointSpec

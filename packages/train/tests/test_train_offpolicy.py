@@ -55,7 +55,7 @@ def _log(p: np.ndarray, router: np.ndarray, rate: float, rng: np.random.Generato
     served = np.where(explore, rng.integers(0, k, size=n), router)
     prop = np.asarray([propensity(str(s), str(r), rate, k) for s, r in zip(served, router, strict=True)])
     resolved = (rng.uniform(size=n) < p[np.arange(n), served]).astype(float)
-    return Logged([f"m{j}" for j in range(k)], served, prop, resolved, rng.uniform(0, 1, size=n))
+    return Logged([f"m{j}" for j in range(k)], served, prop, resolved, np.asarray(rng.uniform(0, 1, size=n)))
 
 
 def test_ips_is_unbiased_over_a_seeded_simulation() -> None:
