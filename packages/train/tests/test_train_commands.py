@@ -28,7 +28,7 @@ def _listing(parser: argparse.ArgumentParser) -> dict[str, str | None]:
 def test_every_module_of_the_package_is_a_listed_command() -> None:
     modules = sorted(m.name for m in pkgutil.iter_modules(commands.__path__))
     assert modules == sorted(c.module.rpartition(".")[2] for c in COMMANDS.values())
-    assert len(modules) == 11
+    assert len(modules) == 12
 
 
 @pytest.mark.parametrize("name", list(COMMANDS))

@@ -21,6 +21,7 @@ from router_train.commands import evaluate_anypool as evaluate_anypool_command
 from router_train.commands import feedback as feedback_command
 from router_train.commands import fit as fit_command
 from router_train.commands import launch as launch_command
+from router_train.commands import replay as replay_command
 from router_train.commands import serve as serve_command
 from router_train.local import FeatureConfig, LocalTrainConfig
 from router_train.route import CheckpointSpec, EndpointSpec
@@ -38,6 +39,7 @@ MIRRORS: dict[str, list[type[BaseModel]]] = {
     "evaluate-anypool": [evaluate_anypool_command.Options],
     "serve": [serve_command.Options],
     "feedback": [feedback_command.Options],
+    "replay": [replay_command.Options],
     "router-oracle build": [OracleRule],
 }
 """Each command whose flags fill a config, and the configs: a flag whose dest is one of their fields

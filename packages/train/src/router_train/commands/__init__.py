@@ -57,7 +57,13 @@ COMMANDS: dict[str, Command] = {
         ),
         Command("route", "route tasks with a trained router (checkpoint, saved baseline or LLM endpoint)"),
         Command("serve", "an OpenAI-compatible proxy routing each agent task to one model, sticky"),
-        Command("feedback", "what serve recorded of its traffic: decisions, exploration, outcomes"),
+        Command(
+            "feedback",
+            "what serve recorded of its traffic: outcomes, off-policy estimates, a refit to it",
+        ),
+        Command(
+            "replay", "simulate a learning deployment on real outcomes (explore, refit, off-policy check)"
+        ),
     )
 }
 """Command name -> the command, in `--help` order."""

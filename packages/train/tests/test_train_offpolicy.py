@@ -1,0 +1,270 @@
+"""Off-policy estimates from serve's records (`router_train.offpolicy`), `router-train feedback`'s
+estimates, `--candidate`, `--refit`, and `router-train replay`: estimators against known truths, the
+under-explored warning, a refit `route` loads, the replay's determinism, bad input one line exit 2.
+
+The tables are built from the bundled sources with explicit pools (`bash-only-openhands` with
+`--drop-missing`, and `bash-only` over its tasks), on a small task subset so the IRT fit takes seconds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from router_oracle.cli import main as oracle_main
+from router_oracle.table_check import load_table
+from router_train.cli import main
+from router_train.irt.checkpoint import read_irt
+from router_train.offpolicy.estimators import Logged, always, estimate_policy
+from router_train.offpolicy.replay import replay_seed, setup
+from router_train.route import CheckpointSpec, RouteTask, load_router
+from router_train.serve.explore import propensity, serve_choice
+from router_train.serve.records import DecisionRecord, OutcomeRecord, record_line
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The `bash-only-openhands` traffic table (499 tasks), the `bash-only` table of the same tasks, and
+    an IRT prior fitted on a tenth of the latter (the env split's train side at eval fraction 0.9)."""
+    d = tmp_path_factory.mktemp("offpolicy")
+    oh, bo = d / "oh.json", d / "bo.json"
+    build = ["build", "--no-progress", "--pool"]
+    assert oracle_main([*build, "bash-only-openhands", "--drop-missing", "-o", str(oh)]) == 0
+    assert oracle_main([*build, "bash-only", "--tasks", str(oh), "-o", str(bo)]) == 0
+    fit = ["fit", "irt", "--table", str(bo), "--split", "train", "--eval-fraction", "0.9"]
+    assert main([*fit, "--output-dir", str(d / "prior")]) == 0
+    return {"oh": oh, "bo": bo, "prior": d / "prior" / "checkpoint.json"}
+
+
+# --- estimators on synthetic logs with known truth ---------------------------------------------------
+
+
+def _world(seed: int, n: int = 300, k: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """Per task and model, a resolve probability and a router pick (column)."""
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.1, 0.9, size=(n, k))
+    picks = np.argmax(p + rng.normal(0, 0.3, size=(n, k)), axis=1)
+    return p, picks
+
+
+def _log(p: np.ndarray, router: np.ndarray, rate: float, rng: np.random.Generator) -> Logged:
+    n, k = p.shape
+    explore = rng.uniform(size=n) < rate
+    served = np.where(explore, rng.integers(0, k, size=n), router)
+    prop = np.asarray([propensity(str(s), str(r), rate, k) for s, r in zip(served, router, strict=True)])
+    resolved = (rng.uniform(size=n) < p[np.arange(n), served]).astype(float)
+    return Logged([f"m{j}" for j in range(k)], served, prop, resolved, np.asarray(rng.uniform(0, 1, size=n)))
+
+
+def test_ips_is_unbiased_over_a_seeded_simulation() -> None:
+    p, router = _world(0)
+    truth = p[:, 2].mean()  # always m2, in expectation over outcomes
+    rng = np.random.default_rng(1)
+    ips, snips = [], []
+    for _ in range(300):
+        e = estimate_policy(
+            "always:m2", always(2, len(p)), _log(p, router, 0.3, rng), bootstrap=1, min_tried=1
+        )
+        assert e.resolved is not None
+        ips.append(e.resolved.ips.value)
+        snips.append(e.resolved.snips.value)
+    se = np.std(ips) / np.sqrt(len(ips))
+    assert abs(np.mean(ips) - truth) < 3 * se
+    assert np.std(snips) < np.std(ips)  # self-normalising trades a little bias for less variance
+
+
+def test_snips_weights_and_the_serving_policy() -> None:
+    logged = Logged(
+        models=["a", "b"],
+        served=np.asarray([0, 0, 1, 1]),
+        propensity=np.asarray([0.5, 0.25, 0.5, 1.0]),
+        resolved=np.asarray([1.0, 0.0, 1.0, 1.0]),
+        cost=np.asarray([1.0, 2.0, 3.0, np.nan]),
+    )
+    e = estimate_policy("always:a", always(0, 4), logged, bootstrap=50, min_tried=1)
+    assert e.resolved is not None and e.cost is not None
+    # weights 2, 4, 0, 0: IPS = (2 x 1 + 4 x 0) / 4, SNIPS = 2 / 6, ESS = 36 / 20
+    assert e.resolved.ips.value == pytest.approx(0.5)
+    assert e.resolved.snips.value == pytest.approx(2 / 6)
+    assert e.ess == pytest.approx(36 / 20) and e.matched == 2
+    assert e.cost.snips.value == pytest.approx((2 * 1 + 4 * 2) / 6)  # the unpriced task is left out
+    serving = estimate_policy("serving", None, logged, bootstrap=50, min_tried=1)
+    assert serving.resolved is not None and serving.resolved.ips.value == pytest.approx(0.75)
+    assert serving.ess == pytest.approx(4.0)
+
+
+def test_dr_with_a_perfect_reward_model_is_the_truth() -> None:
+    rng = np.random.default_rng(3)
+    n, k = 200, 3
+    outcome = (rng.uniform(size=(n, k)) < 0.6).astype(float)  # every counterfactual known
+    router = rng.integers(0, k, size=n)
+    explore = rng.uniform(size=n) < 0.1
+    served = np.where(explore, rng.integers(0, k, size=n), router)
+    prop = np.asarray([propensity(str(s), str(r), 0.1, k) for s, r in zip(served, router, strict=True)])
+    logged = Logged(["a", "b", "c"], served, prop, outcome[np.arange(n), served], np.zeros(n))
+    target = (router + 1) % k
+    e = estimate_policy("x", target, logged, q_resolved=outcome, bootstrap=100, min_tried=1)
+    assert e.resolved is not None
+    truth = outcome[np.arange(n), target].mean()
+    assert e.resolved.dr.value == pytest.approx(truth, abs=1e-12)
+    assert e.resolved.dr.low <= truth <= e.resolved.dr.high
+
+
+def test_a_model_explored_too_little_gets_a_warning_not_a_number() -> None:
+    logged = Logged(
+        models=["a", "b"],
+        served=np.asarray([0] * 30 + [1] * 3),
+        propensity=np.full(33, 0.5),
+        resolved=np.ones(33),
+        cost=np.ones(33),
+    )
+    e = estimate_policy("always:b", always(1, 33), logged)
+    assert e.resolved is None and e.cost is None
+    assert e.warning is not None and "3 outcome(s) of it (< 10)" in e.warning
+    assert estimate_policy("always:a", always(0, 33), logged).resolved is not None
+
+
+# --- feedback LOG: estimates, --candidate, --refit -----------------------------------------------------
+
+
+def _write_log(
+    path: Path, table: Path, *, rate: float = 0.3, cost: str | None = None, win: str | None = None
+) -> None:
+    """A decision log as serve writes it: the traffic table's tasks routed to the first model, explored
+    at `rate` (serve's draw), each with its outcome from the table (`win`: that model always resolves)."""
+    t = load_table(table)
+    pool = t.pool.ids
+    lines = []
+    for n, task in enumerate(sorted(t.tasks, key=lambda x: x.instance_id)):
+        s = serve_choice(task.instance_id, pool[0], pool, rate, 0)
+        assert s.model is not None and s.propensity is not None
+        d = DecisionRecord(
+            instance_id=task.instance_id, model=s.model, router="irt:x", time="2026-01-01T00:00:00.000Z",
+            task=f"k{n:04d}", latency_ms=1.0, router_model=pool[0], explored=s.explored,
+            propensity=s.propensity, scores={m: 0.0 for m in pool},
+        )  # fmt: skip
+        resolved = (s.model == win) if win else task.per_model[s.model].resolve_rate >= 0.5
+        o = OutcomeRecord(
+            time="2026-01-01T00:00:01.000Z", task=d.task, instance_id=task.instance_id, model=s.model,
+            resolved=resolved, cost=task.per_model[s.model].cost,
+        )  # fmt: skip
+        line = record_line(o)
+        if cost is not None:  # a cost no serve writes (NaN): the reader must refuse it
+            line = line.replace('"cost":' + json.dumps(o.cost), f'"cost":{cost}')
+        lines += [record_line(d), line]
+    path.write_text("".join(lines), encoding="utf-8")
+
+
+def test_feedback_estimates_a_candidate_and_refits_a_checkpoint_route_loads(
+    tables: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "decisions.jsonl"
+    _write_log(log, tables["oh"], win="kimi-k2.5-high")
+    out = tmp_path / "refit"
+    argv = ["feedback", str(log), "--tasks", str(tables["oh"]), "--candidate", str(tables["prior"])]
+    assert main([*argv, "--refit", str(tables["prior"]), "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "off-policy estimates on" in text and f"candidate:{tables['prior']}" in text
+    assert "always:claude-opus-4.6" in text and "IPS [95%]" in text
+    report = json.loads((out / "refit.json").read_text())
+    shifts = {m["model"]: m["shift"] for m in report["models"]}
+    assert shifts["kimi-k2.5-high"] > 0 > shifts["claude-opus-4.6"]  # the log says kimi resolves, claude not
+    before, after = read_irt(tables["prior"]), read_irt(out / "checkpoint.json")
+    assert after.fit.c != before.fit.c and after.fit.run_ids == before.fit.run_ids
+    router = load_router(CheckpointSpec(checkpoint=out / "checkpoint.json"))
+    task = RouteTask.of_record(load_table(tables["oh"]).tasks[0])
+    assert router.route(task).model in before.pool.ids
+    picks = [
+        d.model for d in router.route_many([RouteTask.of_record(t) for t in load_table(tables["oh"]).tasks])
+    ]
+    assert picks.count("kimi-k2.5-high") > len(picks) // 2
+    # the same log and flags give the same checkpoint bytes
+    again = tmp_path / "again"
+    assert main([*argv, "--refit", str(tables["prior"]), "-o", str(again)]) == 0
+    assert (again / "checkpoint.json").read_bytes() == (out / "checkpoint.json").read_bytes()
+
+
+def _one_error_line(capsys: pytest.CaptureFixture[str], *words: str) -> None:
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Traceback" not in err, err
+    for w in words:
+        assert w in err, err
+
+
+def test_feedback_bad_input_is_one_line_exit_2(
+    tables: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"event": "outcome", "task": \n', encoding="utf-8")
+    assert main(["feedback", str(bad)]) == 2
+    _one_error_line(capsys, "line 1")
+    nan = tmp_path / "nan.jsonl"
+    _write_log(nan, tables["oh"], cost="NaN")
+    assert main(["feedback", str(nan)]) == 2
+    _one_error_line(capsys, "nan.jsonl", "cost")
+    # a log of two models only: the candidate routes a third it never served
+    two = tmp_path / "two.jsonl"
+    _write_log(two, tables["oh"], rate=0.0)
+    lines = [json.loads(ln) for ln in two.read_text().splitlines()]
+    for r in lines:
+        if r.get("scores"):
+            r["scores"] = {m: 0.0 for m in list(r["scores"])[:1]}
+    two.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    assert (
+        main(["feedback", str(two), "--tasks", str(tables["oh"]), "--candidate", str(tables["prior"])]) == 2
+    )
+    _one_error_line(capsys, "--candidate", "not in the log's pool")
+    assert main(["feedback", str(two), "--refit", str(tables["prior"])]) == 2
+    _one_error_line(capsys, "--output-dir")
+
+
+# --- replay ------------------------------------------------------------------------------------------
+
+
+def test_replay_is_deterministic_per_seed(tables: dict[str, Path]) -> None:
+    s = setup(read_irt(tables["prior"]), load_table(tables["oh"]), "test")
+    a = replay_seed(s, 3, 0.1, 10, 30, 50, 5)
+    b = replay_seed(s, 3, 0.1, 10, 30, 50, 5)
+    c = replay_seed(s, 4, 0.1, 10, 30, 50, 5)
+    assert a.model_dump_json() == b.model_dump_json()
+    assert a.curves["oracle resolved"] != c.curves["oracle resolved"]  # another order
+    # the oracle bounds every policy's resolved count; the static prior is the prior's own routes
+    for name in ("learning", "static prior", "best fixed"):
+        assert a.curves[f"{name} resolved"][-1] <= a.curves["oracle resolved"][-1] + 1e-9
+    truths = {e.estimate.policy: e.true_resolved for e in a.estimates}
+    assert set(truths) >= {"static prior", "learned (final)"}
+
+
+def test_replay_command_and_its_bad_input(
+    tables: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [
+        "replay",
+        str(tables["prior"]),
+        str(tables["oh"]),
+        "--seeds",
+        "2",
+        "--horizon",
+        "30",
+        "--bootstrap",
+        "50",
+    ]
+    assert main([*argv, "--plot", str(tmp_path / "r.png"), "--report", str(tmp_path / "r.json")]) == 0
+    out = capsys.readouterr().out
+    assert "after 30 tasks" in out and "learning - static prior" in out and "IPS" in out
+    assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(json.loads((tmp_path / "r.json").read_text())["seeds"]) == 2
+    # traffic of another pool than the prior's
+    other = tmp_path / "other.json"
+    table = json.loads(tables["oh"].read_text())
+    table["pool"]["models"][0]["id"] = "someone-else"
+    for t in table["tasks"]:
+        t["per_model"]["someone-else"] = t["per_model"].pop("claude-opus-4.6")
+    other.write_text(json.dumps(table), encoding="utf-8")
+    assert main(["replay", str(tables["prior"]), str(other)]) == 2
+    _one_error_line(capsys)
+    with pytest.raises(SystemExit) as exc:  # argparse checks the flag against its field's bounds
+        main(["replay", str(tables["prior"]), str(tables["oh"]), "--explore", "1.5"])
+    assert exc.value.code == 2 and "--explore" in capsys.readouterr().err
