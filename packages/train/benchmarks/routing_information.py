@@ -50,7 +50,9 @@ def repo_one_hot(tasks, extra_spec: str | None, path: Path) -> str:  # type: ign
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--table", type=Path, required=True)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--folds", type=int, default=5)
@@ -101,7 +103,12 @@ def main() -> None:
             t0 = time.perf_counter()
             captured.clear()
             report = evaluate(
-                table, info, folds=args.folds, fold_seeds=seeds, seed=args.seed, jobs=args.jobs,
+                table,
+                info,
+                folds=args.folds,
+                fold_seeds=seeds,
+                seed=args.seed,
+                jobs=args.jobs,
                 task_features=specs[name],
             )
             fitted = captured[0]
@@ -126,7 +133,9 @@ def main() -> None:
             print(f"[{name}: {time.perf_counter() - t0:.0f} s]", flush=True)
 
     routers = list(results["text"])
-    print(f"\n{args.table} ({len(tasks)} tasks): gap vs mix, points [95% paired bootstrap], sd over fold seeds")
+    print(
+        f"\n{args.table} ({len(tasks)} tasks): gap vs mix, points [95% paired bootstrap], sd over fold seeds"
+    )
     print(f"{args.folds} folds x fold seeds {args.fold_seeds}; gain = set minus text only, paired")
     diffs: dict[str, dict[str, object]] = {}
     for router in routers:
@@ -135,7 +144,8 @@ def main() -> None:
         for name in sets:
             res = results[name][router]
             line = (
-                f"  {name:9s} {_fmt(res['gap'])} [{_fmt(res['low'])}, {_fmt(res['high'])}] sd {_fmt(res['sd'])}"
+                f"  {name:9s} {_fmt(res['gap'])} [{_fmt(res['low'])}, {_fmt(res['high'])}]"
+                f" sd {_fmt(res['sd'])}"
                 f"  resolved {100 * float(res['resolved']):.1f}% ${float(res['cost']):.3f}"  # type: ignore[arg-type]
             )
             if name != "text" and base is not None and res["gap"] is not None:
