@@ -23,8 +23,8 @@ from router_oracle.candidates import (
     CandidatesTable,
     load_candidates,
 )
-from router_oracle.table import Pool
 from router_oracle.errors import OracleInputError
+from router_oracle.table import Pool
 
 
 class ResultsMatrixError(OracleInputError):

@@ -21,10 +21,10 @@ from router_oracle.atomic_file import publish_directory, refuse_inputs_as_output
 from router_oracle.file_hash import sha256_file
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.numeric_option import Count, Seed
+from router_train.checkpoint_io import dumps_checkpoint
 from router_train.cli_args import field_flag, options_of
 from router_train.commands import summary
 from router_train.irt.checkpoint import read_irt
-from router_train.local.checkpoint import dumps_checkpoint
 from router_train.offpolicy.estimators import BOOTSTRAP, MIN_TRIED, columns
 from router_train.offpolicy.from_log import (
     LoggedTasks,
