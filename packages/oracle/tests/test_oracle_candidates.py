@@ -347,3 +347,19 @@ def test_an_oracle_table_given_as_candidates_is_one_line(in_tmp: Path, capsys) -
         assert lines[0].startswith(f"router-oracle: error: {table}: not a valid candidates table")
         assert "pydantic.dev" not in lines[0] and "more error" in lines[0]
     assert not (in_tmp / "x.json").exists()
+
+
+def test_a_run_listed_twice_is_one_line_naming_the_file(in_tmp: Path, capsys) -> None:
+    """Issue 41 item 5: `candidates` names the file (and the entry) of a duplicated run, as `build` does."""
+    doc = {"name": "b", "results": [*leaderboard_results()[:4], leaderboard_results()[3]]}
+    (in_tmp / "dup.json").write_text(json.dumps(doc))
+    run = doc["results"][3]["folder"]
+    assert main(["candidates", "--leaderboard", "dup.json", "-o", "c.json"]) == 2
+    assert (
+        capsys.readouterr().err
+        == f"router-oracle: error: dup.json: results[4]: duplicate run {run!r} (also results[3])\n"
+    )
+    assert main(["candidates", "--leaderboard", "bundled", "--leaderboard", "bundled", "-o", "c.json"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("router-oracle: error: bundled: run ") and "is also in bundled" in err
+    assert not (in_tmp / "c.json").exists()

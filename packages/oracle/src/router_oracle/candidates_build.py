@@ -104,10 +104,15 @@ def build_candidates(
     task_rows, task_source = read_tasks(tasks if tasks is not None else tasks_path())
     task_ids = [t.instance_id for t in task_rows]
     entries = []
+    first: dict[str, str] = {}
     for spec in sources:
         kind = spec.source_kind
         assert kind.entries is not None
-        entries += kind.entries(kind.path(spec.path))
+        for e in kind.entries(kind.path(spec.path)):
+            if e.run in first:
+                raise OracleInputError(f"{spec.path}: run {e.run!r} is also in {first[e.run]}")
+            first[e.run] = spec.path
+            entries.append(e)
     groups, exclusions = group_runs(entries, task_ids)
     if not groups:
         raise OracleInputError(

@@ -81,11 +81,15 @@ def read_leaderboard_entries(path: str | os.PathLike[str]) -> list[RunEntry]:
     if not isinstance(results, list):
         raise OracleInputError(f"{name}: not a leaderboard: expected an object with a `results` list")
     entries = []
+    seen: dict[str, int] = {}
     for i, entry in enumerate(results):
         where = f"{name}: results[{i}]"
         if not isinstance(entry, dict):
             raise OracleInputError(f"{where}: expected an object, got {type(entry).__name__}")
         run = check_id(entry.get("folder"), where, "`folder` (run id)")
+        if run in seen:
+            raise OracleInputError(f"{where}: duplicate run {run!r} (also results[{seen[run]}])")
+        seen[run] = i
         raw = entry.get("per_instance_details")
         details: dict[str, Any] | None = raw if isinstance(raw, dict) else None
         tags = entry.get("tags")
