@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import route_checkpoints
+from bash_only import bash_only_table_path
 
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
-from router_oracle.table_check import load_table
 from router_train.cli import main
 from router_train.evaluate.report import render_markdown, render_terminal
 from router_train.evaluate.run import evaluate, read_table
@@ -22,13 +22,13 @@ from router_train.scoring.dial import outcome_matrices
 def test_split_mode_irt_row_matches_the_saved_router_and_reports_calibration(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    table, info = read_table(bundled_table_path())
+    table, info = read_table(bash_only_table_path())  # the shared IRT checkpoint's table
     report = evaluate(table, info, include_baselines=False, irt=True)
     ev = report.main
     (row,) = ev.routers
     assert row.name == "irt" and not row.in_sample and ev.n_tasks == 100
     # The saved router fitted on the same train split routes the eval tasks to the same models.
-    eval_tasks = select_tasks(load_table(bundled_table_path()), "eval", 0.2, 0)
+    eval_tasks = select_tasks(table, "eval", 0.2, 0)
     saved = load_router(CheckpointSpec(checkpoint=route_checkpoints.irt_checkpoint(tmp_path_factory)))
     models = [d.model for d in saved.route_many([RouteTask.of_record(t) for t in eval_tasks])]
     shares = {m: v for m, v in row.metrics.label_distribution.items() if v > 0}

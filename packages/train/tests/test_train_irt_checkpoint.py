@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import route_checkpoints
+from bash_only import bash_only_table_path
 
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
@@ -46,7 +47,7 @@ def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_saved_router_routes_as_the_fitted_router(checkpoint: Path) -> None:
-    table = load_table(bundled_table_path())
+    table = load_table(bash_only_table_path())  # the shared checkpoint's table
     ckpt = read_irt(checkpoint)
     train_ids = {t.instance_id for t in select_tasks(table, "train", 0.2, 0)}
     assert ckpt.train_task_ids == sorted(train_ids)  # fitted on the train split only
@@ -59,7 +60,7 @@ def test_saved_router_routes_as_the_fitted_router(checkpoint: Path) -> None:
 
 
 def test_dial_is_lambda_on_predicted_probability_minus_predicted_cost(checkpoint: Path) -> None:
-    table = load_table(bundled_table_path())
+    table = load_table(bash_only_table_path())  # the shared checkpoint's table
     ckpt = read_irt(checkpoint)
     tasks = select_tasks(table, "eval", 0.2, 0)
     fitted = FittedIrtRouter.from_fit(ckpt.fit)
