@@ -62,7 +62,8 @@ class CapabilitySummary(FrozenModel):
     def render(self) -> str:
         """The summary as markdown tables, for the system prompt."""
         lines = [
-            f"Measured on {self.n_tasks} SWE-bench Verified tasks (mini-SWE-agent runs):",
+            f"Measured on {self.n_tasks} SWE-bench Verified tasks "
+            "(each model's harness-verified agent runs):",
             "",
             "| model id | resolve rate | mean cost (USD) | relative cost | best pick on | only solver on |",
             "| --- | --- | --- | --- | --- | --- |",
