@@ -60,7 +60,7 @@ def main() -> int:
     specs.append(
         (
             "local-anypool (default pool)",
-            CheckpointSpec(checkpoint=work / "anypool" / "checkpoint.json", pool=Path("default")),
+            CheckpointSpec(checkpoint=work / "anypool" / "checkpoint.json", pool=Path("bash-only")),
         )
     )
 

@@ -12,11 +12,13 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from router_frontier_rl.bundled import bundled_table_path
 from router_oracle.atomic_file import check_output_directory
+from router_oracle.build import build_table
 from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.derive import CandidateIndex
+from router_oracle.file_hash import sha256_bytes
 from router_oracle.numeric_option import Count, Seed
+from router_oracle.table import OracleTable, dumps_table
 from router_train.anypool import AnyPoolTrainConfig
 from router_train.cli_args import (
     OutputOptions,
@@ -29,6 +31,7 @@ from router_train.cli_args import (
 )
 from router_train.commands import summary
 from router_train.evaluate import read_table
+from router_train.evaluate.report import TableInfo
 from router_train.evaluate_anypool import (
     NamedPool,
     evaluate_any_pool,
@@ -66,8 +69,8 @@ class Options(OutputOptions):
     candidates: str | None = None
     """candidates table (default: bundled)"""
     table: Path | None = None
-    """reference oracle table: its tasks, and its oracle labels stratify the folds (default: the env's
-    bundled table)"""
+    """reference oracle table: its tasks, and its oracle labels stratify the folds (default: the bundled
+    `bash-only` pool's table, whose models are candidates of the bundled candidates table)"""
     folds: Count = 5
     """task folds"""
     fold_seeds: list[Seed] = Field(default_factory=lambda: [0])
@@ -107,6 +110,21 @@ class Options(OutputOptions):
         return self
 
 
+REFERENCE_POOL = "bash-only"
+"""The bundled pool whose table is the reference without `--table`: its models are candidates of the
+bundled candidates table (the default pool's, on the OpenHands Index, are not)."""
+
+
+def bundled_reference() -> tuple[OracleTable, TableInfo]:
+    """The `bash-only` pool's table, built from the bundled data, and how the report names it."""
+    table = build_table(REFERENCE_POOL)
+    digest = sha256_bytes(dumps_table(table).encode("utf-8"))
+    info = TableInfo(
+        file=f"{REFERENCE_POOL} (bundled pool)", sha256=digest, pool=table.pool.ids, n_tasks=len(table.tasks)
+    )
+    return table, info
+
+
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "evaluate-anypool",
@@ -118,7 +136,7 @@ def register(sub: Any) -> None:
             "(`local-anypool`) trains on the other folds with pools drawn from every candidate outside "
             "the group. It is judged on evaluation pools holding one of the group's models (--pools "
             "seeded draws of --pool-size, plus every --pool holding one; by default the reference "
-            "table's pool, `default`), next to fixed-pool routers trained on that pool alone on the same "
+            "table's pool, `bash-only`), next to fixed-pool routers trained on that pool alone on the same "
             "folds (`local-grpo` with its defaults, balanced TF-IDF logistic regression) and the pool's "
             "oracle. Per pool: each router's gap to the best random mix of the pool's single models; "
             "then averaged over pools, with a 95% bootstrap interval over resampled tasks (the same "
@@ -155,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
         [("--table", options.table), ("--candidates", options.candidates)],
     )
     index = CandidateIndex.load(options.candidates or BUNDLED_CANDIDATES)
-    table, info = read_table(options.table or bundled_table_path())
+    table, info = read_table(options.table) if options.table is not None else bundled_reference()
     by: HeldOutDesign
     if options.held_out:
         groups = explicit_groups(index, options.held_out)
@@ -167,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
     if options.pool:
         named = [NamedPool(name=n, ids=ids) for n, ids in options.pool]
     else:
-        # The reference table's pool, when its models are candidates (the bundled `default` is).
+        # The reference table's pool, when its models are candidates (the bundled `bash-only` is).
         ids = table.pool.ids
         named = [NamedPool(name=table.pool.name, ids=ids)] if set(ids) <= set(index.model_ids) else []
     anypool_cfg, fixed_cfg = quick_configs() if options.quick else (AnyPoolTrainConfig(), None)
