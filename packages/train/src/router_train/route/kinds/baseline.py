@@ -88,7 +88,7 @@ def load(path: Path, spec: CheckpointSpec) -> Loaded:
         assert cal is not None
         return cal
 
-    return Loaded(router, calibration)
+    return Loaded(router, calibration, baseline.safe_point)
 
 
 def judge(path: Path, pool: Sequence[str]) -> Judged:

@@ -67,7 +67,7 @@ def load(path: Path, spec: CheckpointSpec) -> Loaded:
     refuse_candidates(spec, path, "irt")
     ckpt = read_irt(path)
     check_fixed(spec, path, ckpt.pool.ids, ckpt.table, ckpt.table_sha256)
-    return Loaded(IrtRouter(ckpt, f"irt:{path}"), lambda: ckpt.calibration)
+    return Loaded(IrtRouter(ckpt, f"irt:{path}"), lambda: ckpt.calibration, ckpt.safe_point)
 
 
 def judge(path: Path, pool: Sequence[str]) -> Judged:

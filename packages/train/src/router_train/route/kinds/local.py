@@ -64,7 +64,7 @@ def load(path: Path, spec: CheckpointSpec) -> Loaded:
         tasks = training_tasks(path, spec, ckpt.table, ckpt.table_sha256, ckpt.train_task_ids)
         return calibrate_policy(policy, tasks)
 
-    return Loaded(LocalRouter(policy, f"local:{path}"), calibration)
+    return Loaded(LocalRouter(policy, f"local:{path}"), calibration, ckpt.safe_point)
 
 
 def judge(path: Path, pool: Sequence[str]) -> Judged:
