@@ -48,6 +48,7 @@ from router_train.route.task import RouteTask
 from router_train.scoring import baselines
 from router_train.scoring.calibration import held_out_calibration
 from router_train.scoring.decisions import Decisions, EvaluateError, from_labels
+from router_train.scoring.safe_point import safe_point_notes
 from router_train.task_features import load_task_features
 
 REPORT_JSON = "report.json"
@@ -418,6 +419,8 @@ def evaluate(
         notes.append(
             f"split {split!r} overlaps the train split: the learned routers are scored in-sample here"
         )
+    if part_scores:
+        notes += safe_point_notes(part_scores)
     cheapest = fitted.chosen.get(baselines.CHEAPEST_NAME)
     if cheapest:
         notes.append(f"{baselines.CHEAPEST_NAME} routed to {', '.join(sorted(cheapest))}")

@@ -48,7 +48,14 @@ from router_train.scoring.dial import (
 )
 from router_train.scoring.metrics import compute_metrics, single_model_points
 
-__all__ = ["SafeCandidate", "SafePoint", "SafePointFitter", "checkpoint_safe_point", "with_safe_point"]
+__all__ = [
+    "SafeCandidate",
+    "SafePoint",
+    "SafePointFitter",
+    "checkpoint_safe_point",
+    "safe_point_notes",
+    "with_safe_point",
+]
 
 INNER_FOLDS = 5
 """Inner cross-validation folds over a fit's train tasks."""
@@ -251,3 +258,20 @@ def checkpoint_safe_point(
     empty = np.zeros((0, len(model_ids)))
     scores = RouterScores(name, list(model_ids), np.asarray(train_scores, dtype=float), empty)
     return safe_points(fit_scored, train, model_ids, seed, [scores])[name]
+
+
+def safe_point_notes(scores: Sequence[Sequence[RouterScores]]) -> list[str]:
+    """One report note per router that routed at a safe point: how many of its fits (partitions) chose
+    each kind of default point."""
+    counts: dict[str, dict[str, int]] = {}
+    for partition in scores:
+        for s in partition:
+            if s.safe_point is not None:
+                per = counts.setdefault(s.name, {"router": 0, "dial": 0, "cheapest": 0})
+                per[s.safe_point.choice] += 1
+    return [
+        f"{name}: default point chosen per fit on its train tasks (--no-safe-point: native): native route "
+        f"in {c['router']}, a cost-dial point in {c['dial']}, always the cheapest model in {c['cheapest']} "
+        f"of {sum(c.values())} fits"
+        for name, c in counts.items()
+    ]
