@@ -113,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"{ckpt.name}: fitted on {len(ckpt.train_task_ids)} tasks of {ckpt.table} ({options.split})")
     if ckpt.safe_point is not None:
         print(
-            f"default point (chosen on the train tasks; route --no-safe-point: native): {ckpt.safe_point.describe()}"
+            f"default point (chosen on the train tasks; route --no-safe-point: native): "
+            f"{ckpt.safe_point.describe()}"
         )
     print(f"checkpoint: {options.output_dir / CHECKPOINT_FILE}")
     return 0

@@ -36,7 +36,8 @@ def fit_irt(
     )
     if ckpt.safe_point is not None:
         print(
-            f"default point (chosen on the train tasks; route --no-safe-point: native): {ckpt.safe_point.describe()}"
+            f"default point (chosen on the train tasks; route --no-safe-point: native): "
+            f"{ckpt.safe_point.describe()}"
         )
     print(f"checkpoint: {checkpoint}")
     return 0
