@@ -92,9 +92,9 @@ class Options(TableOptions, OutputOptions):
     (optionally .gz) keyed by instance_id (format: `router_train.task_features`), or bundled-issue /
     bundled-repo / bundled (the bundled judged features: 15 issue-only, 8 repository, all 23 columns)"""
     no_safe_point: bool = False
-    """route every learned router at its native point, as before issue 39 (default: each fit routes at the
+    """route every learned router at its native point, as before issue 39; without it each fit routes at the
     default point its inner cross-validation on the fit's train tasks chose: its own route, a cost-dial
-    point or always the cheapest model, whichever is estimated furthest above the mix; docs/evaluate.md
+    point or always the cheapest model, whichever is estimated furthest above the mix (docs/evaluate.md,
     "Do no harm")"""
     seed: Seed = 0
     """seed of the random baseline, classifiers and bootstrap"""

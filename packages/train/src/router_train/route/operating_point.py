@@ -124,3 +124,10 @@ def apply_safe_point(router: Router, point: SafePoint, calibrate: Calibrator | N
         raise RouteError(f"{router.name}: its safe default point is a dial, but it has no cost dial")
     calibration = calibrate()
     router.set_dial(point.dial, calibration, point_for_dial(calibration, point.dial))
+
+
+def stored_safe_point(router: Router, point: SafePoint | None, calibration: DialCalibration | None) -> None:
+    """`apply_safe_point` with a checkpoint's stored calibration (`evaluate --checkpoint` judges a saved
+    router at the point `route` routes it at); nothing when it stores no point."""
+    if point is not None:
+        apply_safe_point(router, point, None if calibration is None else lambda: calibration)

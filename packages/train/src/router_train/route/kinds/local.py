@@ -23,7 +23,7 @@ from router_train.route.kinds.kind import (
     refuse_candidates,
     routing_task_features,
 )
-from router_train.route.operating_point import training_tasks
+from router_train.route.operating_point import stored_safe_point, training_tasks
 from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec
 from router_train.route.task import RouteTask
@@ -70,7 +70,9 @@ def load(path: Path, spec: CheckpointSpec) -> Loaded:
 def judge(path: Path, pool: Sequence[str]) -> Judged:
     """The checkpoint's router over its own pool (evaluate checks its routes are the table's models)."""
     ckpt = read_checkpoint(path)
-    return Judged(LocalRouter(policy_of(ckpt), f"local:{path}"), list(ckpt.train_task_ids))
+    router = LocalRouter(policy_of(ckpt), f"local:{path}")
+    stored_safe_point(router, ckpt.safe_point, ckpt.calibration)
+    return Judged(router, list(ckpt.train_task_ids))
 
 
 def fitters(request: FitRequest) -> list[Fitter]:
