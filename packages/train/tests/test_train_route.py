@@ -80,16 +80,24 @@ def _new_tasks() -> list[RouteTask]:
 def test_grpo_checkpoint_routes_as_evaluate(grpo_checkpoint, table, eval_ids, tmp_path, capsys):
     bundled = bundled_tasks()
     tasks = [bundled[i] for i in eval_ids] + _new_tasks()
+    # The native route (the safe default point is test_train_safe_point's): a copy stores none.
+    doc = json.loads(grpo_checkpoint.read_text(encoding="utf-8"))
+    doc.pop("safe_point", None)
+    native = tmp_path / "native.json"
+    native.write_text(json.dumps(doc), encoding="utf-8")
     out = _route(
-        capsys, "--checkpoint", str(grpo_checkpoint), "--tasks", str(_tasks_file(tmp_path / "t.jsonl", tasks))
+        capsys,
+        "--checkpoint",
+        str(grpo_checkpoint),
+        "--no-safe-point",
+        "--tasks",
+        str(_tasks_file(tmp_path / "t.jsonl", tasks)),
     )
     got = {d["instance_id"]: d["model"] for d in out}
     assert len(got) == len(tasks) and all(d["router"].startswith("local:") for d in out)
     # evaluate's own code path on the same checkpoint, for the table's eval tasks ...
     records = [t for t in table.tasks if t.instance_id in set(eval_ids)]
-    external, _ = _checkpoint(
-        Source(name="grpo", path=grpo_checkpoint), records, table.pool.ids, "eval", False, False
-    )
+    external, _ = _checkpoint(Source(name="grpo", path=native), records, table.pool.ids, "eval", False, False)
     assert {i: got[i] for i in eval_ids} == {i: next(iter(d)) for i, d in external.decisions.choices.items()}
     # ... and the policy's route (what evaluate calls) for new issues.
     from router_train.local import load_policy
@@ -98,7 +106,7 @@ def test_grpo_checkpoint_routes_as_evaluate(grpo_checkpoint, table, eval_ids, tm
     for t in _new_tasks():
         assert got[t.instance_id] == policy.route([t.record()])[0]
     # The Python API is the same code: one task at a time gives the same decisions, scores explain them.
-    router = load_router(CheckpointSpec(checkpoint=grpo_checkpoint))
+    router = load_router(CheckpointSpec(checkpoint=grpo_checkpoint, no_safe_point=True))
     for t in tasks[:5] + _new_tasks():
         d = router.route(t)
         scores = d.scores
@@ -134,7 +142,8 @@ def test_saved_baseline_routes_as_evaluate(name, table, eval_ids, evaluate_basel
         == 0
     )
     ckpt = tmp_path / "fit" / "checkpoint.json"
-    argv = ["--checkpoint", str(ckpt), "--table", str(bash_only_table_path()), "--explain"]
+    # The native route, as evaluate's --no-safe-point rows (the safe point: test_train_safe_point).
+    argv = ["--checkpoint", str(ckpt), "--table", str(bash_only_table_path()), "--explain", "--no-safe-point"]
     out = _route(capsys, *argv, *_instances(eval_ids))
     got = {d["instance_id"]: d["model"] for d in out}
     # evaluate fits its baselines on the train split sorted by id and routes the eval split with them.

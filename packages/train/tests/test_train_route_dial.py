@@ -140,7 +140,8 @@ def test_dial_is_evaluates_rule_and_explain_shows_dialled_scores(grpo_checkpoint
         assert list(scores.values()) == pytest.approx(list(want))
         assert max(scores, key=lambda m: scores[m]) == d.model
     # Dial 0 is the router as trained.
-    plain = load_router(CheckpointSpec(checkpoint=grpo_checkpoint)).route_many(tasks, explain=False)
+    native = CheckpointSpec(checkpoint=grpo_checkpoint, no_safe_point=True)
+    plain = load_router(native).route_many(tasks, explain=False)
     zero = load_router(CheckpointSpec(checkpoint=grpo_checkpoint, dial=0.0)).route_many(tasks, explain=False)
     assert [d.model for d in plain] == [d.model for d in zero]
     assert "dial" not in plain[0].json_line() and '"dial":0.0' in zero[0].json_line()

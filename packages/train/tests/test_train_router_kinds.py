@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +46,7 @@ from router_train.route.kinds import (
 )
 from router_train.scoring.baseline_fitter import BalancedLogregFitter, BaselineFitter
 from router_train.scoring.decisions import EvaluateError
+from router_train.scoring.safe_point import SafePointFitter
 
 CHECKPOINTS: dict[str, Callable[[pytest.TempPathFactory], Path]] = {
     "router-train-local": route_checkpoints.grpo_checkpoint,
@@ -91,7 +93,7 @@ def test_a_checkpoint_is_read_as_its_kind(checkpoint: Path) -> None:
 
 
 def test_every_kind_routes_as_the_argmax_of_its_scores(checkpoint: Path, eval_tasks: list[RouteTask]) -> None:
-    router = load_router(CheckpointSpec(checkpoint=checkpoint, pool=POOL))
+    router = load_router(CheckpointSpec(checkpoint=checkpoint, pool=POOL, no_safe_point=True))
     assert sorted(router.pool) == ["claude-opus-4.6", "gpt-5.2-high", "kimi-k2.5-high"]
     decisions = router.route_many(eval_tasks, explain=False)
     scores = router.scores(eval_tasks)
@@ -121,7 +123,7 @@ def test_every_kind_takes_a_budget_and_a_dial(checkpoint: Path, eval_tasks: list
         )
         assert {d.model for d in routes} == {model} and all(d.dial == dial for d in routes)
     # Dial 0 is the router as trained: its dial scores are a monotone transform of its scores.
-    plain = load_router(CheckpointSpec(checkpoint=checkpoint, pool=POOL)).route_many(
+    plain = load_router(CheckpointSpec(checkpoint=checkpoint, pool=POOL, no_safe_point=True)).route_many(
         eval_tasks, explain=False
     )
     assert [d.model for d in at_zero.route_many(eval_tasks)] == [d.model for d in plain]
@@ -216,7 +218,11 @@ def test_evaluate_fits_the_reference_kinds_first_then_the_others_in_registry_ord
     table = load_table(bash_only_table_path())
     tasks = select_tasks(table, "eval")
     fitters = fitters_for(_request(table, tasks, wanted=True))
-    assert [type(f) for f in fitters] == [BaselineFitter, LocalFitter, IrtFitter]
+    # Each at its safe default point (`scoring.safe_point`), unless the request says --no-safe-point.
+    assert all(isinstance(f, SafePointFitter) for f in fitters)
+    assert [type(getattr(f, "inner", None)) for f in fitters] == [BaselineFitter, LocalFitter, IrtFitter]
+    plain = fitters_for(replace(_request(table, tasks, wanted=True), safe_point=False))
+    assert [type(f) for f in plain] == [BaselineFitter, LocalFitter, IrtFitter]
     assert fitters_for(_request(table, tasks, wanted=False)) == []
 
 

@@ -91,6 +91,11 @@ class Options(TableOptions, OutputOptions):
     local GRPO router beside the text, standardised on each fold's train tasks only: a CSV or JSONL file
     (optionally .gz) keyed by instance_id (format: `router_train.task_features`), or bundled-issue /
     bundled-repo / bundled (the bundled judged features: 15 issue-only, 8 repository, all 23 columns)"""
+    no_safe_point: bool = False
+    """route every learned router at its native point, as before issue 39; without it each fit routes at the
+    default point its inner cross-validation on the fit's train tasks chose: its own route, a cost-dial
+    point or always the cheapest model, whichever is estimated furthest above the mix (docs/evaluate.md,
+    "Do no harm")"""
     seed: Seed = 0
     """seed of the random baseline, classifiers and bootstrap"""
     jobs: Count | None = None
@@ -192,7 +197,7 @@ def register(sub: Any) -> None:
     field_flag(p, Options, "checkpoint", action="append", metavar="[NAME=]CKPT")
     field_flag(p, Options, "traces", action="append", metavar="[NAME=]FILE")
     field_flag(p, Options, "name", action="append", metavar="NAME")
-    for name in ("only_covered", "allow_in_sample", "no_baselines", "irt"):
+    for name in ("only_covered", "allow_in_sample", "no_baselines", "irt", "no_safe_point"):
         field_flag(p, Options, name, action="store_true")
     field_flag(p, Options, "task_features", metavar="FILE")
     field_flag(p, Options, "seed")
@@ -236,6 +241,7 @@ def run(args: argparse.Namespace) -> int:
         include_baselines=not options.no_baselines,
         irt=options.irt,
         task_features=options.task_features,
+        safe_point=not options.no_safe_point,
         only_covered=options.only_covered,
         allow_in_sample=options.allow_in_sample,
         jobs=default_jobs(options.jobs),

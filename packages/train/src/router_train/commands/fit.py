@@ -112,5 +112,10 @@ def run(args: argparse.Namespace) -> int:
     with publish_directory(options.output_dir, owned=[CHECKPOINT_FILE]) as staged:
         save_checkpoint(ckpt, staged / CHECKPOINT_FILE)
     print(f"{ckpt.name}: fitted on {len(ckpt.train_task_ids)} tasks of {ckpt.table} ({options.split})")
+    if ckpt.safe_point is not None:
+        print(
+            f"default point (chosen on the train tasks; route --no-safe-point: native): "
+            f"{ckpt.safe_point.describe()}"
+        )
     print(f"checkpoint: {options.output_dir / CHECKPOINT_FILE}")
     return 0

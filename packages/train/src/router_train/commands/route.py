@@ -70,6 +70,7 @@ def register(sub: Any) -> None:
     d = p.add_argument_group("cost dial (at most one of --budget, --dial; checkpoints only)")
     _spec_flag(d, "budget", metavar="USD")
     _spec_flag(d, "dial", metavar="X")
+    _spec_flag(d, "no_safe_point", action="store_true")
     t = p.add_argument_group("tasks (one of --instance, --tasks, --issue)")
     t.add_argument("--instance", action="append", metavar="ID", help="bundled SWE-bench Verified task")
     t.add_argument(
@@ -139,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
         ):
             print(f"router-train route: {note}", file=sys.stderr)
         print(f"router-train route: {operating_line(router, router.calibration)}", file=sys.stderr)
+    elif router.default_point is not None:
+        print(f"router-train route: default point: {router.default_point}", file=sys.stderr)
     if args.issue:
         print(f"router-train route: issue id {tasks[0].instance_id}", file=sys.stderr)
     # EndpointError (after its bounded retries): one line, exit 1, nothing written.

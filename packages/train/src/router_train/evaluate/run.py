@@ -48,6 +48,7 @@ from router_train.route.task import RouteTask
 from router_train.scoring import baselines
 from router_train.scoring.calibration import held_out_calibration
 from router_train.scoring.decisions import Decisions, EvaluateError, from_labels
+from router_train.scoring.safe_point import safe_point_notes
 from router_train.task_features import load_task_features
 
 REPORT_JSON = "report.json"
@@ -310,6 +311,7 @@ def evaluate(
     test_table: tuple[OracleTable, TableInfo] | None = None,
     calibrate: Sequence[int] = (),
     task_features: str | None = None,
+    safe_point: bool = True,
 ) -> EvalReport:
     """Evaluate the baselines and every given router on tasks none of the learned ones trained on.
 
@@ -326,6 +328,8 @@ def evaluate(
     held-out tasks of each fold for each N of `calibrate` (which needs it).
     `task_features` (a file or bundled name, `router_train.task_features`) are inputs of the learned
     routers that read them (`FitRequest.task_features`); every evaluated task needs them.
+    `safe_point` (the default): each learned router routes at the default point chosen on each fit's train
+    tasks (`scoring.safe_point`); False: at its native point.
     """
     pool = table.pool.ids
     origin = table_info.file
@@ -362,7 +366,9 @@ def evaluate(
         smallest = min(len(p.train) for p in d.partitions)
         check_enough_tasks(smallest, IrtConfig(), f"{origin} ({len(d.tasks)} tasks, --irt with {how})")
     # Which learned routers are fitted, and how: each kind's entry of the registry (`route.kinds`).
-    request = FitRequest(table, d.tasks, include_baselines, list(local_routers), irt, task_features)
+    request = FitRequest(
+        table, d.tasks, include_baselines, list(local_routers), irt, task_features, safe_point
+    )
     if task_features is not None:
         notes.append(_task_features_note(task_features, d.tasks))
     all_fitters: list[Fitter] = fitters_for(request)
@@ -413,6 +419,8 @@ def evaluate(
         notes.append(
             f"split {split!r} overlaps the train split: the learned routers are scored in-sample here"
         )
+    if part_scores:
+        notes += safe_point_notes(part_scores)
     cheapest = fitted.chosen.get(baselines.CHEAPEST_NAME)
     if cheapest:
         notes.append(f"{baselines.CHEAPEST_NAME} routed to {', '.join(sorted(cheapest))}")

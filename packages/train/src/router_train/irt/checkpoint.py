@@ -21,6 +21,7 @@ from router_oracle.results_matrix import ResultsMatrix
 from router_oracle.table import Pool, TaskRecord
 from router_train.checkpoint_io import read_checkpoint_file
 from router_train.fit_source import FitSource
+from router_train.irt.fitter import IrtFitter
 from router_train.irt.router import (
     FittedIrtRouter,
     IrtFit,
@@ -30,6 +31,7 @@ from router_train.irt.router import (
     pool_probabilities,
 )
 from router_train.scoring.dial import CHECKPOINT_POINTS, DialCalibration, calibrate
+from router_train.scoring.safe_point import SafePoint, checkpoint_safe_point
 
 IRT_NAME = "irt"
 """The router's name (`router-train fit irt`, evaluate's row)."""
@@ -70,6 +72,10 @@ class IrtCheckpoint(FrozenModel):
     calibration: DialCalibration
     """The cost dial's table on the train tasks (`scoring.dial.calibrate` of the out-of-fold near-tie
     scores, priced with the predicted model costs), columns in `route_order`."""
+    safe_point: SafePoint | None = None
+    """Its default operating point, chosen on the train tasks by inner cross-validation
+    (`scoring.safe_point`): what `route` routes at without `--budget`, `--dial` or `--no-safe-point`.
+    None in files written before it existed (the native route)."""
 
     @model_validator(mode="after")
     def _fits_the_pool(self) -> IrtCheckpoint:
@@ -118,6 +124,12 @@ def fit_irt_checkpoint(
         costs=router.pool_costs(order),
         max_points=CHECKPOINT_POINTS,
     )
+    # Its default point, chosen on the train tasks as evaluate chooses it per fit (`scoring.safe_point`).
+    native = near_tie_scores(
+        pool_probabilities(router.train_p, router.fit.run_ids, pool), router.fit.tolerance
+    )
+    fitter = IrtFitter(matrix, pool, name=IRT_NAME)
+    safe = checkpoint_safe_point(fitter.fit_scored, IRT_NAME, train, pool.ids, native, seed)
     return IrtCheckpoint(
         pool=pool,
         **source.model_dump(),
@@ -126,6 +138,7 @@ def fit_irt_checkpoint(
         train_task_ids=[t.instance_id for t in train],
         fit=router.fit,
         calibration=calibration,
+        safe_point=safe,
     )
 
 

@@ -33,5 +33,10 @@ def fit_irt(
         f"{len(fit.run_ids)} runs: k={fit.k}, alpha={fit.alpha}, temperature={fit.temperature}, "
         f"near-tie tolerance={fit.tolerance}"
     )
+    if ckpt.safe_point is not None:
+        print(
+            f"default point (chosen on the train tasks; route --no-safe-point: native): "
+            f"{ckpt.safe_point.describe()}"
+        )
     print(f"checkpoint: {checkpoint}")
     return 0

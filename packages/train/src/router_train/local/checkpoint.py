@@ -14,6 +14,7 @@ from router_train.local.config import FeatureConfig, LocalTrainConfig, LocalTrai
 from router_train.local.features import FeatureState, feature_dim
 from router_train.local.policy import LinearTaskModel, RouterPolicy
 from router_train.scoring.dial import DialCalibration
+from router_train.scoring.safe_point import SafePoint
 
 
 class LocalCheckpoint(FrozenModel):
@@ -49,6 +50,10 @@ class LocalCheckpoint(FrozenModel):
     """The cost dial's table on the train tasks (`evaluate.dial.calibrate_policy`: dial -> expected cost
     per task and resolved rate, from the policy's logits): what `router-train route --budget` reads.
     None in version 2 files (route recomputes it when the training table is at hand)."""
+    safe_point: SafePoint | None = None
+    """Its default operating point, chosen on the train tasks by inner cross-validation
+    (`scoring.safe_point`): what `route` routes at without `--budget`, `--dial` or `--no-safe-point`.
+    None in files written before it existed (the native route)."""
 
     @model_validator(mode="after")
     def _shapes(self) -> LocalCheckpoint:
@@ -90,6 +95,7 @@ def checkpoint_of(
     train_task_ids: list[str],
     step: int,
     calibration: DialCalibration | None = None,
+    safe_point: SafePoint | None = None,
 ) -> LocalCheckpoint:
     return LocalCheckpoint(
         pool_ids=policy.pool_ids,
@@ -99,6 +105,7 @@ def checkpoint_of(
         train_task_ids=sorted(train_task_ids),
         step=step,
         calibration=calibration,
+        safe_point=safe_point,
         **linear_fields(policy),
     )
 

@@ -41,8 +41,10 @@ from router_train.local.irt_features import check_irt_inputs
 from router_train.local.policy import RouterPolicy, softmax
 from router_train.local.row_batch import take_rows
 from router_train.local.step_metrics import STEP_SCORES, StepMetrics, step_record
-from router_train.scoring.dial import calibrate_policy
+from router_train.scoring.decisions import Decisions, from_labels
+from router_train.scoring.dial import RouterScores, calibrate_policy
 from router_train.scoring.metrics import single_model_points
+from router_train.scoring.safe_point import FitScored, checkpoint_safe_point
 
 CHECKPOINT_FILE = "checkpoint.json"
 METRICS_FILE = "metrics.jsonl"
@@ -367,6 +369,22 @@ def _grpo(
     )
 
 
+def _scored(cfg: LocalTrainConfig, pool_ids: Sequence[str]) -> FitScored:
+    """`LocalFitter.fit_scored` (the router named `local`) for the safe point's inner fits: the policy's
+    greedy routes of the test tasks and its logits on train and test."""
+
+    def fit(
+        train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int
+    ) -> tuple[list[Decisions], list[RouterScores]]:
+        policy = fit_policy(cfg, train, pool_ids).policy
+        routes = policy.route(list(test))
+        picks: dict[str, list[str | None]] = {t.instance_id: [r] for t, r in zip(test, routes, strict=True)}
+        scores = RouterScores("local", list(pool_ids), policy.logits(list(train)), policy.logits(list(test)))
+        return [from_labels("local", "local", picks)], [scores]
+
+    return fit
+
+
 def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainResult:
     """Train on the env's train split; write checkpoint / metrics / summary under `cfg.output_dir`."""
     start = time.perf_counter()
@@ -403,10 +421,15 @@ def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainRe
             )
         policy = fit.policy
         learned = set(fit.train_task_ids)
-        calibration = calibrate_policy(
-            policy, [t for t in unique_tasks(train_tasks) if t.instance_id in learned]
+        learned_tasks = [t for t in unique_tasks(train_tasks) if t.instance_id in learned]
+        calibration = calibrate_policy(policy, learned_tasks)
+        # Its default point, chosen on the train tasks as evaluate chooses it per fit (`scoring.safe_point`).
+        logits = policy.logits(learned_tasks)
+        fit_scored = _scored(cfg, pool_ids)
+        safe = checkpoint_safe_point(fit_scored, "local", learned_tasks, pool_ids, logits, cfg.seed)
+        ckpt = checkpoint_of(
+            policy, cfg, table_name, table_sha, fit.train_task_ids, cfg.steps, calibration, safe
         )
-        ckpt = checkpoint_of(policy, cfg, table_name, table_sha, fit.train_task_ids, cfg.steps, calibration)
         save_checkpoint(ckpt, staged / CHECKPOINT_FILE)
         summary = heldout_summary(eval_tasks, pool_ids, policy.route(eval_tasks))
         (staged / SUMMARY_FILE).write_text(

@@ -20,6 +20,7 @@ from router_oracle.table import TaskRecord
 from router_train.checkpoint_io import read_checkpoint_file
 from router_train.fit_source import FitSource
 from router_train.route.spec import RouteError
+from router_train.scoring.baseline_fitter import BaselineFitter
 from router_train.scoring.baseline_scores import log_proba, smoothed_votes
 from router_train.scoring.baselines import (
     BALANCED_LOGREG_NAME,
@@ -31,6 +32,7 @@ from router_train.scoring.baselines import (
     TfidfFeatures,
 )
 from router_train.scoring.dial import CHECKPOINT_POINTS, DialCalibration, calibrate
+from router_train.scoring.safe_point import SafePoint, checkpoint_safe_point
 from router_train.task_features import FeatureScaling
 
 BASELINE_NAMES: tuple[str, ...] = (CHEAPEST_NAME, LOGREG_NAME, BALANCED_LOGREG_NAME, "tfidf-knn")
@@ -84,6 +86,10 @@ class BaselineCheckpoint(FrozenModel):
     """The cost dial's table on the train tasks (`scoring.dial.calibrate` of `dial_scores`: dial ->
     expected cost per task and resolved rate), columns the pool's ids sorted: what `router-train route
     --budget` reads. None for `cheapest-on-train` (no scores to dial) and in version 1 files."""
+    safe_point: SafePoint | None = None
+    """Its default operating point, chosen on the train tasks by inner cross-validation
+    (`scoring.safe_point`): what `route` routes at without `--budget`, `--dial` or `--no-safe-point`.
+    None for `cheapest-on-train` (it is the fallback itself) and in files written before it existed."""
 
 
 def dial_scores(
@@ -130,6 +136,7 @@ def fit_baseline(
     scaling: FeatureScaling | None = None
     row_name = name
     calibration = None
+    safe: SafePoint | None = None
     if name == CHEAPEST_NAME:
         fit = CheapestFit.fit(train, pool_ids)
     else:
@@ -143,6 +150,11 @@ def fit_baseline(
             fit = LogregFit.fit(features, seed, balanced=name.endswith("(balanced)"))
             scaling = features.scaling
         calibration = baseline_calibration(fit, features.x_train, train, pool_ids)
+        scores = dial_scores(fit, features.x_train, list(pool_ids), on_train=True)
+        assert scores is not None
+        safe = checkpoint_safe_point(
+            BaselineFitter(list(pool_ids), task_features).fit_scored, row_name, train, pool_ids, scores, seed
+        )
     return BaselineCheckpoint(
         name=row_name,
         pool_ids=list(pool_ids),
@@ -154,6 +166,7 @@ def fit_baseline(
         fit=fit,
         task_features=scaling,
         calibration=calibration,
+        safe_point=safe,
     )
 
 

@@ -16,18 +16,21 @@ from router_oracle.table_check import load_table
 from router_oracle.validation_message import one_line
 from router_train.route.endpoint import EndpointRouter
 from router_train.route.kinds import kind_of
-from router_train.route.operating_point import Calibrator, apply_operating_point
+from router_train.route.operating_point import Calibrator, apply_operating_point, apply_safe_point
 from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec, EndpointSpec, RouteError, RouterSpec
+from router_train.scoring.safe_point import SafePoint
 
 
 def load_router(spec: RouterSpec) -> Router:
     """The router `spec` names, checked against the pool, table and fallback it gives; every problem is
     one `RouteError` line naming the file or field."""
     try:
-        router, calibrate = _load(spec)
+        router, calibrate, safe = _load(spec)
         if isinstance(spec, CheckpointSpec) and (spec.budget is not None or spec.dial is not None):
             router.calibration = apply_operating_point(router, spec, calibrate)
+        elif isinstance(spec, CheckpointSpec) and safe is not None and not spec.no_safe_point:
+            apply_safe_point(router, safe, calibrate)
     except RouteError:
         raise
     except ValidationError as exc:
@@ -41,12 +44,13 @@ def load_router(spec: RouterSpec) -> Router:
     return router
 
 
-def _load(spec: RouterSpec) -> tuple[Router, Calibrator | None]:
-    """The router and how to get its dial calibration (None: it has no dial)."""
+def _load(spec: RouterSpec) -> tuple[Router, Calibrator | None, SafePoint | None]:
+    """The router, how to get its dial calibration (None: it has no dial) and its stored safe default
+    point (None: none stored)."""
     if isinstance(spec, EndpointSpec):
-        return EndpointRouter(spec, endpoint_summary(spec)), None
+        return EndpointRouter(spec, endpoint_summary(spec)), None, None
     loaded = kind_of(spec.checkpoint).load(spec.checkpoint, spec)
-    return loaded.router, loaded.calibrate
+    return loaded.router, loaded.calibrate, loaded.safe_point
 
 
 def endpoint_summary(spec: EndpointSpec) -> CapabilitySummary:

@@ -29,6 +29,7 @@ from router_train.scoring.dial import (
     operating_point,
     point_for_dial,
 )
+from router_train.scoring.safe_point import SafePoint
 
 BUNDLED_TABLE_LABEL = "router_frontier_rl/data/oracle_table.json"
 """How a checkpoint records the env's bundled table (`local.trainer.BUNDLED_TABLE_NAME`)."""
@@ -104,3 +105,29 @@ def operating_line(router: Router, calibration: DialCalibration) -> str:
         f"operating point: dial {router.dial:.6g}, expected ${p.cost_per_task:.3f}/task, "
         f"resolved {100 * p.resolved:.1f}% on the {calibration.n_tasks} training tasks"
     )
+
+
+def apply_safe_point(router: Router, point: SafePoint, calibrate: Calibrator | None) -> None:
+    """Route at a checkpoint's safe default point (`scoring.safe_point`, chosen on its training tasks):
+    its native route, its dial at the stored value, or every task to the stored cheapest model."""
+    if point.choice == "router":
+        return
+    router.default_point = point.describe()
+    if point.choice == "cheapest":
+        assert point.model is not None
+        if point.model not in router.pool:
+            raise RouteError(f"{router.name}: safe_point.model {point.model!r} is not a pool model")
+        router.only = point.model
+        return
+    assert point.dial is not None
+    if calibrate is None:
+        raise RouteError(f"{router.name}: its safe default point is a dial, but it has no cost dial")
+    calibration = calibrate()
+    router.set_dial(point.dial, calibration, point_for_dial(calibration, point.dial))
+
+
+def stored_safe_point(router: Router, point: SafePoint | None, calibration: DialCalibration | None) -> None:
+    """`apply_safe_point` with a checkpoint's stored calibration (`evaluate --checkpoint` judges a saved
+    router at the point `route` routes it at); nothing when it stores no point."""
+    if point is not None:
+        apply_safe_point(router, point, None if calibration is None else lambda: calibration)

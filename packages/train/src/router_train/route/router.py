@@ -63,6 +63,11 @@ class Router:
     """What the dial buys on the router's training tasks (expected cost per task, resolved rate)."""
     calibration: DialCalibration | None = None
     """The dial table the dial was set from (`load_router` with a budget or dial), else None."""
+    only: str | None = None
+    """Pool model every task goes to: a checkpoint's safe default point fell back to the cheapest model on
+    its training tasks (`scoring.safe_point`); None: the router routes."""
+    default_point: str | None = None
+    """The safe default point it routes at, in words (`SafePoint.describe`), when one was applied."""
 
     def dial_scores(self, tasks: Sequence[RouteTask]) -> np.ndarray | None:
         """Per task and pool model, the scores the cost dial is applied to (evaluate's curves' scores);
@@ -92,6 +97,13 @@ class Router:
         """Route every task, in order (`router-train route` runs this). `explain`: keep scores / replies
         in the decisions; `progress`: a progress bar on stderr for more than a few tasks."""
         out: list[Decision] = []
+        if self.only is not None:  # the safe default point: no score can move it
+            reason = "safe default point: always the cheapest model on the training tasks"
+            return [
+                Decision(instance_id=t.instance_id, model=self.only, router=self.name, reason=reason)
+                for batch in _batches(tasks, BATCH, progress)
+                for t in batch
+            ]
         for batch in _batches(tasks, BATCH, progress):
             if self.dial is None:
                 s = self.scores(batch)

@@ -74,6 +74,11 @@ class CheckpointSpec(RouterSpecBase):
     """Task-features file (CSV or JSONL keyed by instance_id, or bundled-issue / bundled-repo / bundled)
     for a checkpoint trained on task features (`--task-features` of `local`, `fit`): it needs them for
     every task it routes (a task without them is refused) and takes the columns it was trained on."""
+    no_safe_point: bool = False
+    """route at the router's native point, not at the safe default point its checkpoint stores (chosen on
+    its training tasks by inner cross-validation: its own route, a cost-dial point, or always the
+    cheapest model when routing did not pay there; docs/evaluate.md "Do no harm"). A budget or dial
+    replaces the default point anyway."""
 
     @model_validator(mode="before")
     @classmethod
@@ -128,6 +133,8 @@ class EndpointSpec(RouterSpecBase):
                         f"{name} ({flag}): an endpoint (LLM) router gives no per-model log-probabilities "
                         "to put a cost dial on; use a checkpoint"
                     )
+            if data.get("no_safe_point"):
+                raise ValueError("no_safe_point (--no-safe-point): only with a checkpoint")
         return data
 
 

@@ -42,6 +42,7 @@ from router_oracle.frozen_model import FrozenModel
 from router_oracle.numeric_option import Finite
 from router_oracle.report_numbers import rounded
 from router_oracle.table import TaskRecord
+from router_train.scoring.default_point import SafePoint
 from router_train.scoring.metrics import task_outcome
 
 _CHUNK = 256
@@ -79,6 +80,9 @@ class RouterScores:
     tolerance: float | None = None
     """A router that routes by `irt.router.near_tie_routes` on `probabilities` (the IRT router): its
     near-tie tolerance (`evaluate --calibrate` re-routes it with re-estimated abilities and costs)."""
+    safe_point: SafePoint | None = None
+    """The default operating point this fit routes at (`scoring.safe_point`); None: its native route,
+    no safe point chosen (`--no-safe-point`)."""
 
 
 class CalibrationPoint(FrozenModel):

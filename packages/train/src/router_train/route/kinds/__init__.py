@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 from pydantic import Field
 
@@ -36,6 +36,7 @@ from router_train.route.kinds.kind import (
 )
 from router_train.route.spec import RouteError
 from router_train.scoring.fitter import Fitter
+from router_train.scoring.safe_point import with_safe_point
 
 KINDS: dict[str, RouterKind] = {k.kind: k for k in (local.KIND, anypool.KIND, baseline.KIND, irt.KIND)}
 """A checkpoint file's `kind` string -> its kind, in the order messages list them."""
@@ -49,9 +50,14 @@ Checkpoint = Annotated[
 def fitters_for(request: FitRequest) -> list[Fitter]:
     """Every fitter `router-train evaluate` runs for `request`: each kind's (`RouterKind.fit`), the
     reference kinds' (the learned baselines) first, then the others in registry order; the order of the
-    report's rows."""
+    report's rows. With `request.safe_point`, each one that scores its models routes at its safe default
+    point (`scoring.safe_point.with_safe_point`)."""
     kinds = sorted(KINDS.values(), key=lambda k: not k.fit.reference)
-    return [f for k in kinds if k.fit.fitters is not None for f in k.fit.fitters(request)]
+    fitters = [f for k in kinds if k.fit.fitters is not None for f in k.fit.fitters(request)]
+    if not request.safe_point:
+        return fitters
+    pool = request.table.pool.ids
+    return [cast(Fitter, with_safe_point(f, pool)) for f in fitters]
 
 
 def references_for(request: ReferenceRequest) -> list[Fitter]:

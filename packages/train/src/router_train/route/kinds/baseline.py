@@ -27,7 +27,7 @@ from router_train.route.kinds.kind import (
     refuse_candidates,
     routing_task_features,
 )
-from router_train.route.operating_point import training_tasks
+from router_train.route.operating_point import stored_safe_point, training_tasks
 from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec
 from router_train.route.task import RouteTask
@@ -88,13 +88,15 @@ def load(path: Path, spec: CheckpointSpec) -> Loaded:
         assert cal is not None
         return cal
 
-    return Loaded(router, calibration)
+    return Loaded(router, calibration, baseline.safe_point)
 
 
 def judge(path: Path, pool: Sequence[str]) -> Judged:
     """The saved baseline over its own pool (evaluate checks its routes are the table's models)."""
     baseline = read_baseline(path)
-    return Judged(BaselineRouter(baseline, f"{baseline.name}:{path}"), list(baseline.train_task_ids))
+    router = BaselineRouter(baseline, f"{baseline.name}:{path}")
+    stored_safe_point(router, baseline.safe_point, baseline.calibration)
+    return Judged(router, list(baseline.train_task_ids))
 
 
 def fitters(request: FitRequest) -> list[Fitter]:

@@ -34,6 +34,7 @@ from router_train.route.kinds.kind import (
     check_fixed,
     refuse_candidates,
 )
+from router_train.route.operating_point import stored_safe_point
 from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec
 from router_train.route.task import RouteTask
@@ -67,13 +68,15 @@ def load(path: Path, spec: CheckpointSpec) -> Loaded:
     refuse_candidates(spec, path, "irt")
     ckpt = read_irt(path)
     check_fixed(spec, path, ckpt.pool.ids, ckpt.table, ckpt.table_sha256)
-    return Loaded(IrtRouter(ckpt, f"irt:{path}"), lambda: ckpt.calibration)
+    return Loaded(IrtRouter(ckpt, f"irt:{path}"), lambda: ckpt.calibration, ckpt.safe_point)
 
 
 def judge(path: Path, pool: Sequence[str]) -> Judged:
     """The saved IRT router over its own pool (evaluate checks its routes are the table's models)."""
     ckpt = read_irt(path)
-    return Judged(IrtRouter(ckpt, f"irt:{path}"), list(ckpt.train_task_ids))
+    router = IrtRouter(ckpt, f"irt:{path}")
+    stored_safe_point(router, ckpt.safe_point, ckpt.calibration)
+    return Judged(router, list(ckpt.train_task_ids))
 
 
 def fitters(request: FitRequest) -> list[Fitter]:

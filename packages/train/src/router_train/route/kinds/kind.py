@@ -24,6 +24,7 @@ from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec, RouteError
 from router_train.scoring.dial import RouterScores
 from router_train.scoring.fitter import Fitter
+from router_train.scoring.safe_point import SafePoint
 from router_train.task_features import FeatureScaling
 
 
@@ -36,6 +37,9 @@ class Loaded:
     calibrate: Calibrator | None
     """Reads or computes its cost dial's calibration on its training tasks (`--budget` / `--dial`);
     None: the router has no dial (e.g. `cheapest-on-train`)."""
+    safe_point: SafePoint | None = None
+    """The default operating point its checkpoint stores (`scoring.safe_point`), applied when no budget or
+    dial is given (unless `--no-safe-point`); None: none stored (older files, `cheapest-on-train`)."""
 
 
 @dataclass
@@ -67,6 +71,9 @@ class FitRequest:
     """`--task-features`: a file or bundled name (`router_train.task_features`) every learned router
     that can read task features takes as inputs beside the text (the logistic regressions, each local
     GRPO router without its own), standardised on each fit's train tasks; None: none."""
+    safe_point: bool = True
+    """Each learned router routes at its safe default point, chosen on each fit's train tasks
+    (`scoring.safe_point`); False (`--no-safe-point`): at its native point."""
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from router_train.route.kinds.kind import (
     refuse_candidates,
     routing_task_features,
 )
-from router_train.route.operating_point import training_tasks
+from router_train.route.operating_point import stored_safe_point, training_tasks
 from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec
 from router_train.route.task import RouteTask
@@ -64,13 +64,15 @@ def load(path: Path, spec: CheckpointSpec) -> Loaded:
         tasks = training_tasks(path, spec, ckpt.table, ckpt.table_sha256, ckpt.train_task_ids)
         return calibrate_policy(policy, tasks)
 
-    return Loaded(LocalRouter(policy, f"local:{path}"), calibration)
+    return Loaded(LocalRouter(policy, f"local:{path}"), calibration, ckpt.safe_point)
 
 
 def judge(path: Path, pool: Sequence[str]) -> Judged:
     """The checkpoint's router over its own pool (evaluate checks its routes are the table's models)."""
     ckpt = read_checkpoint(path)
-    return Judged(LocalRouter(policy_of(ckpt), f"local:{path}"), list(ckpt.train_task_ids))
+    router = LocalRouter(policy_of(ckpt), f"local:{path}")
+    stored_safe_point(router, ckpt.safe_point, ckpt.calibration)
+    return Judged(router, list(ckpt.train_task_ids))
 
 
 def fitters(request: FitRequest) -> list[Fitter]:

@@ -1,0 +1,277 @@
+"""Do no harm: each learned router's default operating point, chosen on its training tasks only.
+
+A router that sits below the best random mix of single models makes its user pay more for less; on a
+pool where one cheap model is nearly the best, "always the cheapest model" is the mix's own corner and
+costs nothing to fall back to. The rule (issue 39, item 7), applied per fit on the fit's train tasks:
+
+1. Inner cross-validation: the train tasks in `INNER_FOLDS` folds stratified by oracle label (the
+   outer folds' rule, `split.stratified_folds`); the router is fitted on the other inner folds exactly
+   as it is fitted for real, and routes each inner fold at every candidate point:
+   - `router`: its native route (what it routes with no dial);
+   - `dial:S` for each S in `DIAL_SHARES`: its cost dial aimed at S of the way from the cheapest to the
+     strongest single model's mean cost on the inner fit's train tasks (`scoring.dial`, the curves' rule);
+   - `cheapest`: every task to the cheapest model on the inner fit's train tasks.
+2. Each candidate's out-of-fold routes of every train task are judged as `evaluate` judges a router:
+   resolved rate minus the best random mix of single models at the same mean cost, on the train tasks.
+3. The default point is the candidate with the largest estimated gap, provided it is above `MARGIN`;
+   otherwise `cheapest`. Ties go to the earlier candidate (router, then the dial points by falling cost).
+
+Why the point estimate and not a lower bound: on 400 train tasks the bound of a +1.5-point gain is about
++-1.2 points wide, so a bound rule falls back on the pools where routing pays (issue 32 tried one on the
+IRT router: `default` fell from +0.4 to +0.0). The fallback's own gap is 0, so the point estimate falls
+back wherever routing does not pay on the train tasks, and keeps a router whose estimated gain is
+positive.
+
+What the rule changes is the default only: the cost dial (`--budget`, `--dial`, evaluate's curves) reads
+the same scores as before. `SafePoint` is stored in every checkpoint `fit`, `local` and `fit irt` write,
+and `route`/`serve` route with it unless given a budget, a dial or `--no-safe-point`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from router_frontier_rl.split import stratified_folds
+from router_oracle.report_numbers import rounded
+from router_oracle.table import TaskRecord
+from router_train.scoring.decisions import UNPARSEABLE, Decisions, from_labels
+from router_train.scoring.default_point import SafeCandidate, SafePoint
+from router_train.scoring.dial import (
+    RouterScores,
+    apply_dial,
+    calibrate,
+    dial_for_budget,
+    outcome_matrices,
+)
+from router_train.scoring.metrics import compute_metrics, single_model_points
+
+__all__ = [
+    "SafeCandidate",
+    "SafePoint",
+    "SafePointFitter",
+    "checkpoint_safe_point",
+    "safe_point_notes",
+    "with_safe_point",
+]
+
+INNER_FOLDS = 5
+"""Inner cross-validation folds over a fit's train tasks."""
+
+DIAL_SHARES = (0.5, 0.25)
+"""Dial points tried: targets this far from the cheapest to the strongest single model's mean cost."""
+
+MARGIN = 0.0
+"""A candidate other than `cheapest` is kept only when its estimated gap (a fraction) is above this."""
+
+MIN_TASKS_PER_FOLD = 10
+"""Fewer train tasks per inner fold leave nothing to judge on: the router keeps its native point."""
+
+FitScored = Callable[
+    [Sequence[TaskRecord], Sequence[TaskRecord], int], tuple[list[Decisions], list[RouterScores]]
+]
+"""A fitter's `fit_scored`: (train, test, seed) -> (decisions, per-model scores) of its routers."""
+
+
+def cheapest_index(train: Sequence[TaskRecord], model_ids: Sequence[str]) -> int:
+    """Column of the cheapest model by mean cost on `train` (ties: the better one, then the first)."""
+    resolved, cost = outcome_matrices(train, model_ids)
+    price, rate = cost.mean(axis=0), resolved.mean(axis=0)
+    return min(range(len(model_ids)), key=lambda j: (price[j], -rate[j], j))
+
+
+def dial_at_share(scores: RouterScores, train: Sequence[TaskRecord], share: float) -> float:
+    """The dial of `scores`' router aimed at `share` of the way from the cheapest to the strongest single
+    model's mean cost on `train` (its calibration on `train`; `evaluate.curves.fold_dials`' rule)."""
+    resolved, cost = outcome_matrices(train, scores.model_ids)
+    price, rate = cost.mean(axis=0), resolved.mean(axis=0)
+    weak = cheapest_index(train, scores.model_ids)
+    strong = max(range(len(rate)), key=lambda j: (rate[j], -price[j], -j))
+    target = price[weak] + share * (price[strong] - price[weak])
+    cal = calibrate(scores.train, train, scores.model_ids, costs=price, outcomes=(resolved, cost))
+    return dial_for_budget(cal, float(target))
+
+
+def candidate_routes(
+    decisions: Decisions, scores: RouterScores, train: Sequence[TaskRecord], test: Sequence[TaskRecord]
+) -> dict[str, list[str | None]]:
+    """Candidate name -> the route of each `test` task (in order) at that candidate point."""
+    ids = scores.model_ids
+    out: dict[str, list[str | None]] = {"router": [_label(decisions, t.instance_id) for t in test]}
+    price = outcome_matrices(train, ids)[1].mean(axis=0)
+    for share in DIAL_SHARES:
+        picks = apply_dial(scores.test, price, dial_at_share(scores, train, share))
+        out[f"dial:{share:g}"] = [ids[int(j)] for j in picks]
+    out["cheapest"] = [ids[cheapest_index(train, ids)]] * len(test)
+    return out
+
+
+def _label(decisions: Decisions, instance_id: str) -> str | None:
+    (label,) = decisions.choices[instance_id]
+    return None if label == UNPARSEABLE else label
+
+
+def estimate(
+    fit_scored: FitScored, train: Sequence[TaskRecord], model_ids: Sequence[str], seed: int
+) -> dict[str, list[SafeCandidate]]:
+    """Per router with scores, every candidate's out-of-fold estimate on `train` (inner cross-validation,
+    every fit reading its inner train tasks only); {} when `train` is too small to split."""
+    train = list(train)
+    if len(train) < INNER_FOLDS * MIN_TASKS_PER_FOLD:
+        return {}
+    by_id = {t.instance_id: t for t in train}
+    routes: dict[str, dict[str, dict[str, str | None]]] = {}
+    for fold in stratified_folds(train, INNER_FOLDS, seed):
+        held = set(fold)
+        inner_train = [t for t in train if t.instance_id not in held]
+        inner_test = [by_id[i] for i in fold]
+        decisions, scores = fit_scored(inner_train, inner_test, seed)
+        by_name = {d.name: d for d in decisions}
+        for s in scores:
+            for cand, picks in candidate_routes(by_name[s.name], s, inner_train, inner_test).items():
+                per = routes.setdefault(s.name, {}).setdefault(cand, {})
+                per.update({t.instance_id: r for t, r in zip(inner_test, picks, strict=True)})
+    singles = single_model_points(train, model_ids)
+    out: dict[str, list[SafeCandidate]] = {}
+    for name, cands in routes.items():
+        out[name] = []
+        for cand, by_task in cands.items():
+            d = from_labels(cand, "local", {i: [r] for i, r in by_task.items()})
+            m = compute_metrics(d, train, singles)
+            gap = m.frontier.gap_vs_mix if m.frontier and m.frontier.gap_vs_mix is not None else -1.0
+            out[name].append(
+                SafeCandidate(
+                    name=cand,
+                    gap=rounded(gap),
+                    cost_per_task=rounded(m.mean_cost),
+                    resolved=rounded(m.resolved_rate),
+                )
+            )
+    return out
+
+
+def choose(
+    candidates: Sequence[SafeCandidate], scores: RouterScores, train: Sequence[TaskRecord]
+) -> SafePoint:
+    """The default point of a router fitted on `train` (`scores`: its scores there) from the estimates:
+    the best candidate if above `MARGIN`, else the cheapest model."""
+    if not candidates:
+        return SafePoint(choice="router", inner_folds=0)
+    best = max(candidates, key=lambda c: (c.gap, c.name == "router"))
+    ids = scores.model_ids
+    if best.name == "cheapest" or best.gap <= MARGIN:
+        model = ids[cheapest_index(train, ids)]
+        return SafePoint(choice="cheapest", model=model, inner_folds=INNER_FOLDS, candidates=list(candidates))
+    if best.name == "router":
+        return SafePoint(choice="router", inner_folds=INNER_FOLDS, candidates=list(candidates))
+    share = float(best.name.split(":", 1)[1])
+    return SafePoint(
+        choice="dial",
+        dial=rounded(dial_at_share(scores, train, share)),
+        share=share,
+        inner_folds=INNER_FOLDS,
+        candidates=list(candidates),
+    )
+
+
+def apply_point(
+    point: SafePoint,
+    decisions: Decisions,
+    scores: RouterScores,
+    train: Sequence[TaskRecord],
+    test: Sequence[TaskRecord],
+) -> Decisions:
+    """`decisions` (the router's native routes of `test`) moved to `point`."""
+    if point.choice == "router":
+        return decisions
+    if point.choice == "cheapest":
+        assert point.model is not None
+        picks: list[str | None] = [point.model] * len(test)
+    else:
+        assert point.dial is not None
+        price = outcome_matrices(train, scores.model_ids)[1].mean(axis=0)
+        picks = [scores.model_ids[int(j)] for j in apply_dial(scores.test, price, point.dial)]
+    labels = {t.instance_id: [r] for t, r in zip(test, picks, strict=True)}
+    return from_labels(decisions.name, decisions.kind, labels, source=decisions.source)
+
+
+def safe_points(
+    fit_scored: FitScored,
+    train: Sequence[TaskRecord],
+    model_ids: Sequence[str],
+    seed: int,
+    scores: Sequence[RouterScores],
+) -> dict[str, SafePoint]:
+    """Router name -> its default point, for each router of `scores` (fitted on `train`)."""
+    estimates = estimate(fit_scored, train, model_ids, seed)
+    return {s.name: choose(estimates.get(s.name, []), s, train) for s in scores}
+
+
+@dataclass(frozen=True)
+class SafePointFitter:
+    """A fitter (`scoring.fitter.Fitter` with `fit_scored`) whose routers route at their safe default point:
+    `inner`'s fits, each moved to the point `safe_points` chooses on the fit's train tasks. Routers
+    without scores (`cheapest-on-train`) are passed through; the scores (the cost dial) are unchanged."""
+
+    inner: object
+    """The wrapped fitter; it has `fit_scored`."""
+    model_ids: tuple[str, ...]
+    """The pool's model ids."""
+
+    def __call__(self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int) -> list[Decisions]:
+        return self.fit_scored(train, test, seed)[0]
+
+    def fit_scored(
+        self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int
+    ) -> tuple[list[Decisions], list[RouterScores]]:
+        fit: FitScored = self.inner.fit_scored  # type: ignore[attr-defined]
+        decisions, scores = fit(train, test, seed)
+        points = safe_points(fit, train, self.model_ids, seed, scores)
+        by_name = {s.name: s for s in scores}
+        moved = [
+            apply_point(points[d.name], d, by_name[d.name], train, test) if d.name in points else d
+            for d in decisions
+        ]
+        return moved, [replace(s, safe_point=points[s.name]) for s in scores]
+
+
+def with_safe_point(fitter: object, model_ids: Sequence[str]) -> object:
+    """`fitter` at its safe default point when it gives scores (`fit_scored`), else `fitter` itself."""
+    if getattr(fitter, "fit_scored", None) is None:
+        return fitter
+    return SafePointFitter(fitter, tuple(model_ids))
+
+
+def checkpoint_safe_point(
+    fit_scored: FitScored,
+    name: str,
+    train: Sequence[TaskRecord],
+    model_ids: Sequence[str],
+    train_scores: np.ndarray,
+    seed: int,
+) -> SafePoint:
+    """The default point a checkpoint stores for its router `name` fitted on `train` (`train_scores`: its
+    dial scores there, columns `model_ids`): `safe_points` with `fit_scored` re-fitting it per inner fold,
+    exactly as `evaluate` chooses it for each of its fits."""
+    empty = np.zeros((0, len(model_ids)))
+    scores = RouterScores(name, list(model_ids), np.asarray(train_scores, dtype=float), empty)
+    return safe_points(fit_scored, train, model_ids, seed, [scores])[name]
+
+
+def safe_point_notes(scores: Sequence[Sequence[RouterScores]]) -> list[str]:
+    """One report note per router that routed at a safe point: how many of its fits (partitions) chose
+    each kind of default point."""
+    counts: dict[str, dict[str, int]] = {}
+    for partition in scores:
+        for s in partition:
+            if s.safe_point is not None:
+                per = counts.setdefault(s.name, {"router": 0, "dial": 0, "cheapest": 0})
+                per[s.safe_point.choice] += 1
+    return [
+        f"{name}: default point chosen per fit on its train tasks (--no-safe-point: native): native route "
+        f"in {c['router']}, a cost-dial point in {c['dial']}, always the cheapest model in {c['cheapest']} "
+        f"of {sum(c.values())} fits"
+        for name, c in counts.items()
+    ]
