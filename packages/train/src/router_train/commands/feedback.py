@@ -126,6 +126,11 @@ def _refit(options: Options, data: LoggedTasks, texts: list[RouteTask]) -> str:
     """Refit `--refit` to the logged tasks, publish it in `--output-dir`; the lines it prints."""
     assert options.refit is not None and options.output_dir is not None
     ckpt = read_irt(options.refit)
+    if ckpt.fit.task_features is not None:  # the served tasks' features are not in the log
+        raise FeedbackInputError(
+            f"{options.refit}: trained on task features ({ckpt.fit.task_features.source}); --refit takes an "
+            "IRT checkpoint fitted on the text alone"
+        )
     logged = data.logged
     served = columns(
         ckpt.pool.ids, [logged.models[j] for j in logged.served], f"{options.log} (refitting {options.refit})"

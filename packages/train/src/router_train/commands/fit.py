@@ -30,6 +30,7 @@ from router_train.irt.router import IrtConfig, check_enough_tasks
 from router_train.local.trainer import BUNDLED_TABLE_NAME
 from router_train.route.baseline_checkpoint import BASELINE_NAMES, fit_baseline
 from router_train.scoring.baselines import BALANCED_LOGREG_NAME, LOGREG_NAME
+from router_train.task_features import load_task_features
 
 CHECKPOINT_FILE = "checkpoint.json"
 """The file `fit` writes in its output directory (the same name as `router-train local`'s)."""
@@ -56,7 +57,7 @@ class Options(FrozenModel):
     seed: Seed = 0
     """Seed of the classifier (logistic regression's `random_state`), as evaluate's."""
     task_features: str | None = None
-    """tfidf-logreg, tfidf-logreg(balanced): also read these per-task features beside the text, as
+    """tfidf-logreg, tfidf-logreg(balanced), irt: also read these per-task features beside the text, as
     `router-train evaluate --task-features` (CSV or JSONL keyed by instance_id, or bundled-issue /
     bundled-repo / bundled); the checkpoint then needs them at routing time (`route --task-features`)"""
 
@@ -105,9 +106,16 @@ def run(args: argparse.Namespace) -> int:
         if options.split == "train":
             flags = f"--split train, --eval-fraction {options.eval_fraction}"
         check_enough_tasks(len(train), IrtConfig(), f"{path} ({len(table.tasks)} tasks, {flags})")
-        return fit_irt(train, table.pool, options.seed, source, options.output_dir / CHECKPOINT_FILE)
-    if options.task_features is not None and options.name not in (LOGREG_NAME, BALANCED_LOGREG_NAME):
-        raise ValueError(f"--task-features: only for {LOGREG_NAME} and {BALANCED_LOGREG_NAME}")
+        if options.task_features is not None:  # every train task's row, before the fit starts
+            load_task_features(options.task_features).check_covers([t.instance_id for t in train])
+        ckpt_path = options.output_dir / CHECKPOINT_FILE
+        return fit_irt(train, table.pool, options.seed, source, ckpt_path, options.task_features)
+    if options.task_features is not None and options.name not in (
+        LOGREG_NAME,
+        BALANCED_LOGREG_NAME,
+        IRT_NAME,
+    ):
+        raise ValueError(f"--task-features: only for {LOGREG_NAME}, {BALANCED_LOGREG_NAME} and {IRT_NAME}")
     ckpt = fit_baseline(options.name, train, table.pool.ids, options.seed, source, options.task_features)
     with publish_directory(options.output_dir, owned=[CHECKPOINT_FILE]) as staged:
         save_checkpoint(ckpt, staged / CHECKPOINT_FILE)

@@ -110,11 +110,12 @@ def fit_irt_checkpoint(
     source: FitSource,
     *,
     results: str,
+    task_features: str | None = None,
 ) -> IrtCheckpoint:
     """Fit the IRT router on `train_tasks` (the tasks `source` names; their rows of `matrix`, every run,
-    `results` naming it) and its dial table."""
+    `results` naming it; `task_features`: the regressor's extra inputs, as evaluate's) and its dial table."""
     train = sorted(train_tasks, key=lambda t: t.instance_id)
-    router = fit_irt_router(train, matrix, pool, seed=seed)
+    router = fit_irt_router(train, matrix, pool, seed=seed, task_features=task_features)
     order = ordered_pool(pool, route_order(router.fit, pool))
     oof = pool_probabilities(router.train_p, router.fit.run_ids, order)  # train rows, instance-id order
     calibration = calibrate(
@@ -128,7 +129,7 @@ def fit_irt_checkpoint(
     native = near_tie_scores(
         pool_probabilities(router.train_p, router.fit.run_ids, pool), router.fit.tolerance
     )
-    fitter = IrtFitter(matrix, pool, name=IRT_NAME)
+    fitter = IrtFitter(matrix, pool, name=IRT_NAME, task_features=task_features)
     safe = checkpoint_safe_point(fitter.fit_scored, IRT_NAME, train, pool.ids, native, seed)
     return IrtCheckpoint(
         pool=pool,

@@ -20,11 +20,12 @@ def fit_irt(
     seed: int,
     source: FitSource,
     checkpoint: Path,
+    task_features: str | None = None,
 ) -> int:
-    """Fit on `train` (the tasks `source` names) and save as `checkpoint`, published whole or not at all;
-    prints what it did."""
+    """Fit on `train` (the tasks `source` names; `task_features`: the regressor's extra inputs) and save as
+    `checkpoint`, published whole or not at all; prints what it did."""
     results, matrix = bundled_results_for(pool)
-    ckpt = fit_irt_checkpoint(train, matrix, pool, seed, source, results=results)
+    ckpt = fit_irt_checkpoint(train, matrix, pool, seed, source, results=results, task_features=task_features)
     with publish_directory(checkpoint.parent, owned=[checkpoint.name]) as staged:
         save_checkpoint(ckpt, staged / checkpoint.name)
     fit = ckpt.fit
@@ -33,6 +34,11 @@ def fit_irt(
         f"{len(fit.run_ids)} runs: k={fit.k}, alpha={fit.alpha}, temperature={fit.temperature}, "
         f"near-tie tolerance={fit.tolerance}"
     )
+    if fit.task_features is not None:
+        print(
+            f"task features: {len(fit.task_features.columns)} columns of {fit.task_features.source} "
+            "(route needs --task-features with them)"
+        )
     if ckpt.safe_point is not None:
         print(
             f"default point (chosen on the train tasks; route --no-safe-point: native): "

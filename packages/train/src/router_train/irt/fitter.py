@@ -39,6 +39,8 @@ class IrtFitter:
     """Row name."""
     embeddings: Mapping[str, np.ndarray] | None = None
     """Optional text-embedding block (instance id -> vector)."""
+    task_features: str | None = None
+    """`--task-features`: a pre-pass's per-task features the task regressor reads beside the text."""
     fits: list[FittedIrtRouter] = field(default_factory=list)
     """Every fit made, in order (for the benchmark's calibration and chosen settings; not forked jobs)."""
 
@@ -53,7 +55,13 @@ class IrtFitter:
         router's: `score - dial x cost` is the CARROT rule, dial 0 the oracle's rule; the uncapped test
         probabilities go with them (calibration)."""
         router = fit_irt_router(
-            train, self.matrix, self.pool, config=self.config, seed=seed, embeddings=self.embeddings
+            train,
+            self.matrix,
+            self.pool,
+            config=self.config,
+            seed=seed,
+            embeddings=self.embeddings,
+            task_features=self.task_features,
         )
         self.fits.append(router)
         return scored_decisions(router, self.pool, train, test, self.name)

@@ -28,6 +28,7 @@ from router_train.irt.task_regressor import DualRidge, FeatureSpace, TaskRegress
 from router_train.scoring.decisions import from_labels
 from router_train.scoring.dial import Price
 from router_train.scoring.metrics import compute_metrics, single_model_points
+from router_train.task_features import FeatureScaling
 
 
 class IrtConfig(FrozenModel):
@@ -90,6 +91,9 @@ class IrtFit(FrozenModel):
     """(features, k + 1) regressor weights to (a_1..a_k, b)."""
     y_mean: list[Finite]
     """(k + 1) target means."""
+    task_features: FeatureScaling | None = None
+    """The pre-pass task features the regressor reads after the issue length (`--task-features`: their
+    columns and standardisation on the train tasks); routing needs them for every task. None: text only."""
     n_train_tasks: int
     """Train tasks it was fitted on."""
     inner_log_loss: dict[str, float]
@@ -100,14 +104,16 @@ class IrtFit(FrozenModel):
         runs, k = len(self.run_ids), self.k
         if not runs or len(set(self.run_ids)) != runs:
             raise ValueError("run_ids must name at least one run, each once")
-        features = len(self.vocabulary) + len(self.repos) + 1  # `FeatureSpace.matrix`: words, repos, length
+        # `FeatureSpace.matrix`: words, repos, length, task features.
+        extra = 0 if self.task_features is None else len(self.task_features.columns)
+        features = len(self.vocabulary) + len(self.repos) + 1 + extra
         shapes: tuple[tuple[str, list[float] | list[list[float]], tuple[int, ...], str], ...] = (
             ("theta", self.theta, (runs, k), "runs x k"),
             ("c", self.c, (runs,), "runs"),
             ("run_costs", self.run_costs, (runs,), "runs"),
             ("idf", self.idf, (len(self.vocabulary),), "vocabulary"),
-            ("x_mean", self.x_mean, (features,), "vocabulary + repos + 1"),
-            ("w", self.w, (features, k + 1), "(vocabulary + repos + 1) x (k + 1)"),
+            ("x_mean", self.x_mean, (features,), "vocabulary + repos + 1 + task features"),
+            ("w", self.w, (features, k + 1), "(vocabulary + repos + 1 + task features) x (k + 1)"),
             ("y_mean", self.y_mean, (k + 1,), "k + 1"),
         )
         for name, values, want, what in shapes:
@@ -194,9 +200,10 @@ def inner_logits(
     cfg: IrtConfig,
     seed: int,
     embeddings: Mapping[str, np.ndarray] | None = None,
+    task_features: str | None = None,
 ) -> dict[tuple[int, float], np.ndarray]:
     """Out-of-fold logits (tasks, runs) of every train task per (k, alpha): each inner fold's tasks are
-    predicted from their text by a model fitted on the other inner folds only."""
+    predicted from their text (and task features) by a model fitted on the other inner folds only."""
     out = {(k, al): np.zeros(y.shape) for k in cfg.dims for al in cfg.alphas}
     pos = {t.instance_id: i for i, t in enumerate(tasks)}
     for held_ids in stratified_folds(tasks, cfg.inner_folds, seed):
@@ -204,7 +211,7 @@ def inner_logits(
         keep = np.setdiff1d(np.arange(len(tasks)), held)
         fit_tasks = [tasks[i] for i in keep]
         held_tasks = [tasks[i] for i in held]
-        space = FeatureSpace.fit(fit_tasks, embeddings)
+        space = FeatureSpace.fit(fit_tasks, embeddings, task_features)
         ridge = DualRidge.of(space.matrix(fit_tasks))
         xh = space.matrix(held_tasks)
         for k in cfg.dims:
@@ -247,12 +254,19 @@ def _gap(tasks: Sequence[TaskRecord], pool_ids: Sequence[str], picks: np.ndarray
     return m.frontier.gap_vs_mix if m.frontier and m.frontier.gap_vs_mix is not None else -np.inf
 
 
-def predictor_of(fit: IrtFit) -> _Predictor:
-    """The predictor an `IrtFit` stores (as read back from a checkpoint; no embedding block)."""
+def predictor_of(fit: IrtFit, task_features: str | None = None) -> _Predictor:
+    """The predictor an `IrtFit` stores (as read back from a checkpoint; no embedding block), reading routed
+    tasks' features from `task_features` (None: the file it was fitted with) when it was fitted on them."""
     k = fit.k
     theta = np.asarray(fit.theta, dtype=np.float64).reshape(len(fit.run_ids), k)
     params = IrtParams(theta=theta, c=np.asarray(fit.c), a=np.zeros((0, k)), b=np.zeros(0))
-    space = FeatureSpace(tuple(fit.vocabulary), tuple(fit.idf), tuple(fit.repos))
+    space = FeatureSpace(
+        tuple(fit.vocabulary),
+        tuple(fit.idf),
+        tuple(fit.repos),
+        task_features=fit.task_features,
+        task_features_source=task_features,
+    )
     w = np.asarray(fit.w, dtype=np.float64).reshape(len(fit.x_mean), k + 1)
     reg = TaskRegressor(x_mean=np.asarray(fit.x_mean), w=w, y_mean=np.asarray(fit.y_mean))
     return _Predictor(params, space, reg)
@@ -268,9 +282,11 @@ class FittedIrtRouter:
     """(train tasks, runs) out-of-fold resolve probabilities (the dial's calibration scores)."""
 
     @classmethod
-    def from_fit(cls, fit: IrtFit) -> FittedIrtRouter:
-        """A router from its stored parameters (routing only: no train-task scores)."""
-        return cls(fit=fit, predictor=predictor_of(fit), train_p=np.zeros((0, len(fit.run_ids))))
+    def from_fit(cls, fit: IrtFit, task_features: str | None = None) -> FittedIrtRouter:
+        """A router from its stored parameters (routing only: no train-task scores); `task_features`: where
+        routed tasks' features are read, for a fit on them (None: the file it was fitted with)."""
+        predictor = predictor_of(fit, task_features)
+        return cls(fit=fit, predictor=predictor, train_p=np.zeros((0, len(fit.run_ids))))
 
     def run_probabilities(self, tasks: Sequence[TaskRecord]) -> np.ndarray:
         """(tasks, runs) predicted resolve probabilities, from each task's text only."""
@@ -297,15 +313,17 @@ def fit_irt_router(
     config: IrtConfig | None = None,
     seed: int = 0,
     embeddings: Mapping[str, np.ndarray] | None = None,
+    task_features: str | None = None,
 ) -> FittedIrtRouter:
-    """Fit on the `train` tasks' rows of `matrix` (every run), choosing every setting by inner CV."""
+    """Fit on the `train` tasks' rows of `matrix` (every run), choosing every setting by inner CV; with
+    `task_features` (a `--task-features` file or bundled name) the regressor reads them beside the text."""
     cfg = config or IrtConfig()
     check_enough_tasks(len(train), cfg, "the train tasks")  # callers check first, naming the file and flags
     check_covered(matrix, pool, train)
     train = sorted(train, key=lambda t: t.instance_id)
     rows = matrix.rows([t.instance_id for t in train])
     y = matrix.resolved[rows].astype(np.float64)
-    oof = inner_logits(train, y, cfg, seed, embeddings)
+    oof = inner_logits(train, y, cfg, seed, embeddings, task_features)
     scored: dict[tuple[int, float, float], float] = {}
     for (k, al), z in oof.items():
         for tau in cfg.temperatures:
@@ -324,7 +342,7 @@ def fit_irt_router(
     gaps = {tol: _gap(train, pool.ids, near_tie_routes(pool_p, costs, tol)) for tol in cfg.tolerances}
     tolerance = max(cfg.tolerances, key=lambda t: (gaps[t], -t))
     params = _fit_params(y, k, cfg, seed)
-    space = FeatureSpace.fit(train, embeddings)
+    space = FeatureSpace.fit(train, embeddings, task_features)
     reg = DualRidge.of(space.matrix(train)).regressor(_targets(params), alpha)
     fit = IrtFit(
         run_ids=list(matrix.run_ids),
@@ -341,6 +359,7 @@ def fit_irt_router(
         x_mean=reg.x_mean.tolist(),
         w=reg.w.tolist(),
         y_mean=reg.y_mean.tolist(),
+        task_features=space.task_features,
         n_train_tasks=len(train),
         inner_log_loss=best_by_setting,
     )

@@ -1,11 +1,12 @@
 """What a router may see of a task -> its IRT parameters (a_i, b_i): kernel ridge in its dual form.
 
 Features (fitted on train tasks only): the project's TF-IDF (`router_train.text_features`), a one-hot of the
-repository, the log length of the issue, and optionally a block of pretrained text embeddings (any
-instance id -> vector map; a task without one gets zeros). The dual form solves an (n x n) system, n the
-train tasks, so 400 tasks x 5,000 words cost a few milliseconds. The residual variance of each target on
-held-out tasks (measured by the caller's inner folds) says how much the text leaves unknown; the router
-integrates it out (`router.resolve_probabilities`).
+repository, the log length of the issue, optionally a pre-pass's task features (`--task-features`,
+standardised on the train tasks; a task without them is refused), and optionally a block of pretrained
+text embeddings (any instance id -> vector map; a task without one gets zeros). The dual form solves an
+(n x n) system, n the train tasks, so 400 tasks x 5,000 words cost a few milliseconds. The residual
+variance of each target on held-out tasks (measured by the caller's inner folds) says how much the text
+leaves unknown; the router integrates it out (`router.resolve_probabilities`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from router_oracle.table import TaskRecord
+from router_train.task_features import FeatureScaling, load_task_features
 from router_train.text_features import fit_tfidf, tfidf_matrix
 
 REPO_WEIGHT = 1.0
@@ -32,13 +34,26 @@ class FeatureSpace:
     repos: tuple[str, ...]
     embeddings: Mapping[str, np.ndarray] | None = None
     """Optional instance id -> vector block (l2-normalised on use)."""
+    task_features: FeatureScaling | None = None
+    """A pre-pass's task features, standardised on the train tasks (`--task-features`), or None."""
+    task_features_source: str | None = None
+    """Where routed tasks' features are read (None: the file they were fitted on)."""
 
     @classmethod
     def fit(
-        cls, tasks: Sequence[TaskRecord], embeddings: Mapping[str, np.ndarray] | None = None
+        cls,
+        tasks: Sequence[TaskRecord],
+        embeddings: Mapping[str, np.ndarray] | None = None,
+        task_features: str | None = None,
     ) -> FeatureSpace:
         vocab, idf = fit_tfidf(tasks)
-        return cls(tuple(vocab), tuple(idf), tuple(sorted({t.repo for t in tasks})), embeddings)
+        scaling = (
+            None
+            if task_features is None
+            else FeatureScaling.fit(load_task_features(task_features), [t.instance_id for t in tasks])
+        )
+        repos = tuple(sorted({t.repo for t in tasks}))
+        return cls(tuple(vocab), tuple(idf), repos, embeddings, scaling, task_features)
 
     def matrix(self, tasks: Sequence[TaskRecord]) -> np.ndarray:
         """Dense (tasks, features) rows."""
@@ -50,6 +65,12 @@ class FeatureSpace:
                 onehot[i, index[t.repo]] = REPO_WEIGHT
         blocks.append(onehot)
         blocks.append(np.asarray([[math.log1p(len(t.problem_statement)) / 10] for t in tasks]))
+        if self.task_features is not None:
+            table = load_task_features(self.task_features_source or self.task_features.source)
+            z = self.task_features.transform(table, [t.instance_id for t in tasks])
+            # z-scores over c columns have a squared norm of about c; scaled to about 1, the l2-normalised
+            # TF-IDF row's, so that one ridge penalty weighs the text and the features alike.
+            blocks.append(z / math.sqrt(len(self.task_features.columns)))
         if self.embeddings is not None:
             dim = len(next(iter(self.embeddings.values())))
             emb = np.zeros((len(tasks), dim))

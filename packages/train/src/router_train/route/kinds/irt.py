@@ -33,6 +33,7 @@ from router_train.route.kinds.kind import (
     RouterKind,
     check_fixed,
     refuse_candidates,
+    routing_task_features,
 )
 from router_train.route.operating_point import stored_safe_point
 from router_train.route.router import Router
@@ -45,11 +46,11 @@ class IrtRouter(Router):
     """A saved IRT router: scores are the predicted resolve probabilities capped at the near-tie level,
     columns the calibration's (the pool by ascending predicted cost)."""
 
-    def __init__(self, ckpt: IrtCheckpoint, name: str) -> None:
+    def __init__(self, ckpt: IrtCheckpoint, name: str, task_features: str | None = None) -> None:
         self.ckpt = ckpt
         self.name = name
         self.pool = list(ckpt.calibration.model_ids)
-        self.model = FittedIrtRouter.from_fit(ckpt.fit)
+        self.model = FittedIrtRouter.from_fit(ckpt.fit, task_features)
         self.ordered = ordered_pool(ckpt.pool, self.pool)
 
     def probabilities(self, tasks: Sequence[RouteTask]) -> np.ndarray:
@@ -68,7 +69,8 @@ def load(path: Path, spec: CheckpointSpec) -> Loaded:
     refuse_candidates(spec, path, "irt")
     ckpt = read_irt(path)
     check_fixed(spec, path, ckpt.pool.ids, ckpt.table, ckpt.table_sha256)
-    return Loaded(IrtRouter(ckpt, f"irt:{path}"), lambda: ckpt.calibration, ckpt.safe_point)
+    features = routing_task_features(spec, path, ckpt.fit.task_features)
+    return Loaded(IrtRouter(ckpt, f"irt:{path}", features), lambda: ckpt.calibration, ckpt.safe_point)
 
 
 def judge(path: Path, pool: Sequence[str]) -> Judged:
@@ -81,12 +83,13 @@ def judge(path: Path, pool: Sequence[str]) -> Judged:
 
 def fitters(request: FitRequest) -> list[Fitter]:
     """With `--irt`: the IRT router on the results of the bundled candidates table that holds the pool's runs
-    (`bundled_results_for`), which must cover every routed task."""
+    (`bundled_results_for`), which must cover every routed task; its task regressor reads
+    `--task-features` beside the text when given."""
     if not request.irt:
         return []
     _, matrix = bundled_results_for(request.table.pool)
     check_covered(matrix, request.table.pool, request.tasks)
-    return [IrtFitter(matrix, request.table.pool)]
+    return [IrtFitter(matrix, request.table.pool, task_features=request.task_features)]
 
 
 def partition(request: PartitionRequest) -> list[PoolRoutes]:

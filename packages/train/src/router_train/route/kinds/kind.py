@@ -70,7 +70,8 @@ class FitRequest:
     task_features: str | None = None
     """`--task-features`: a file or bundled name (`router_train.task_features`) every learned router
     that can read task features takes as inputs beside the text (the logistic regressions, each local
-    GRPO router without its own), standardised on each fit's train tasks; None: none."""
+    GRPO router without its own, the IRT task regressor), standardised on each fit's train tasks; None:
+    none."""
     safe_point: bool = True
     """Each learned router routes at its safe default point, chosen on each fit's train tasks
     (`scoring.safe_point`); False (`--no-safe-point`): at its native point."""
