@@ -12,8 +12,8 @@ import openai
 
 from router_oracle.tasks_file import TaskRow
 from router_train.analyze.rubric import RUBRIC, messages, parse_answer
+from router_train.chat_endpoint import ask_once, chat_client
 from router_train.route.router import progress_bar
-from router_train.route.spec import EndpointError
 
 
 @dataclass(frozen=True)
@@ -57,47 +57,23 @@ class Analysis:
         return sum(all(v is not None for v in row) for row in self.rows.values())
 
 
-def _short(text: str, limit: int = 200) -> str:
-    one = " ".join(text.split())
-    return one if len(one) <= limit else one[: limit - 1] + "…"
-
-
 def _ask(client: openai.OpenAI, endpoint: Endpoint, task: TaskRow) -> str:
     """The raw reply for `task` (empty when the server sent no content)."""
     where = f"{endpoint.base_url}: asking about {task.instance_id}"
-    try:
-        completion = client.chat.completions.create(
-            model=endpoint.model,
-            messages=messages(task),  # type: ignore[arg-type]
-            temperature=endpoint.temperature,
-            max_tokens=endpoint.max_tokens if endpoint.max_tokens is not None else openai.omit,
-        )
-    except openai.APITimeoutError as exc:
-        raise EndpointError(
-            f"{where}: timed out after {endpoint.timeout_s:g}s ({endpoint.max_retries} retries)"
-        ) from exc
-    except openai.APIStatusError as exc:
-        raise EndpointError(
-            f"{where}: HTTP {exc.status_code} after {endpoint.max_retries} retries: {_short(exc.message)}"
-        ) from exc
-    except openai.APIConnectionError as exc:
-        raise EndpointError(
-            f"{where}: cannot connect ({endpoint.max_retries} retries): {_short(str(exc))}"
-        ) from exc
-    if not completion.choices:
-        return ""
-    return completion.choices[0].message.content or ""
+    return ask_once(
+        client,
+        messages(task),
+        model=endpoint.model,
+        temperature=endpoint.temperature,
+        max_tokens=endpoint.max_tokens,
+        where=where,
+    )
 
 
 def analyze_tasks(tasks: Sequence[TaskRow], endpoint: Endpoint, *, progress: bool = False) -> Analysis:
     """Ask about every task, `endpoint.concurrency` at a time; a request still failing after the client's
     retries ends the pass (`EndpointError`), so nothing half-answered is written."""
-    client = openai.OpenAI(
-        base_url=endpoint.base_url,
-        api_key=endpoint.api_key,
-        timeout=endpoint.timeout_s,
-        max_retries=endpoint.max_retries,
-    )
+    client = chat_client(endpoint.base_url, endpoint.api_key, endpoint.timeout_s, endpoint.max_retries)
     bar = progress_bar(len(tasks), progress)
     replies: list[str] = []
     stop = threading.Event()

@@ -12,14 +12,13 @@ import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-import openai
-
 from router_frontier_rl.capabilities import CapabilitySummary
 from router_frontier_rl.prompt import messages, system_prompt
 from router_frontier_rl.route_parser import MAX_REPLY_CHARS, parse_route
+from router_train.chat_endpoint import ask_once, chat_client
 from router_train.route.decision import Decision
 from router_train.route.router import Router, progress_bar
-from router_train.route.spec import EndpointError, EndpointSpec
+from router_train.route.spec import EndpointSpec
 from router_train.route.task import RouteTask
 
 
@@ -34,14 +33,8 @@ class EndpointRouter(Router):
         self.fallback = spec.fallback
         self.system = system_prompt(summary)
         key = os.environ.get(spec.api_key_env, "") if spec.api_key_env else ""
-        # The client's own bounded retries (exponential backoff) on 408/409/429/5xx, timeouts and
-        # connection errors; what is still failing after them ends the route with one line.
-        self.client = openai.OpenAI(
-            base_url=spec.endpoint,
-            api_key=key or "EMPTY",
-            timeout=spec.timeout_s,
-            max_retries=spec.max_retries,
-        )
+        # What is still failing after the client's bounded retries ends the route with one line.
+        self.client = chat_client(spec.endpoint, key, spec.timeout_s, spec.max_retries)
 
     def request(self, task: RouteTask) -> list[dict[str, str]]:
         """The chat messages sent for `task`: the env's system prompt and user turn."""
@@ -51,30 +44,16 @@ class EndpointRouter(Router):
 
     def ask(self, task: RouteTask) -> str:
         """The raw reply for `task` (empty when the server sent no content)."""
-        try:
-            completion = self.client.chat.completions.create(
-                model=self.spec.model,
-                messages=self.request(task),  # type: ignore[arg-type]
-                temperature=self.spec.temperature,
-                max_tokens=self.spec.max_tokens if self.spec.max_tokens is not None else openai.omit,
-            )
-        except openai.APITimeoutError as exc:
-            raise EndpointError(
-                f"{self.spec.endpoint}: timed out after {self.spec.timeout_s:g}s "
-                f"({self.spec.max_retries} retries) routing {task.instance_id}"
-            ) from exc
-        except openai.APIStatusError as exc:
-            raise EndpointError(
-                f"{self.spec.endpoint}: HTTP {exc.status_code} routing {task.instance_id} "
-                f"after {self.spec.max_retries} retries: {_short(exc.message)}"
-            ) from exc
-        except openai.APIConnectionError as exc:
-            raise EndpointError(
-                f"{self.spec.endpoint}: cannot connect ({self.spec.max_retries} retries): {_short(str(exc))}"
-            ) from exc
-        if not completion.choices:
-            return ""
-        return completion.choices[0].message.content or ""
+        where = f"{self.spec.endpoint}: routing {task.instance_id}"
+        spec = self.spec
+        return ask_once(
+            self.client,
+            self.request(task),
+            model=spec.model,
+            temperature=spec.temperature,
+            max_tokens=spec.max_tokens,
+            where=where,
+        )
 
     def decide(self, task: RouteTask, explain: bool) -> Decision:
         reply = self.ask(task)
@@ -117,8 +96,3 @@ class EndpointRouter(Router):
                 if bar is not None:
                     bar.close()
         return out
-
-
-def _short(text: str, limit: int = 200) -> str:
-    one = " ".join(text.split())
-    return one if len(one) <= limit else one[: limit - 1] + "…"

@@ -9,20 +9,13 @@ from typing import Annotated, Any
 from pydantic import Field, TypeAdapter, ValidatorFunctionWrapHandler, WrapValidator, model_validator
 from pydantic_core import PydanticCustomError
 
-from router_oracle.cli_runner import CommandError
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.numeric_option import Count, Retries, Seconds, Seed, Share, Temperature
+from router_train.chat_endpoint import EndpointError
 
 
 class RouteError(ValueError):
     """Bad input to routing (a task, a checkpoint, a pool, an option): one line naming it (exit 2)."""
-
-
-class EndpointError(CommandError):
-    """The router endpoint failed (HTTP error, timeout, unreachable) after its bounded retries: one line,
-    nothing written, exit `EXIT_ENDPOINT_FAILED`."""
-
-    exit_code = 1
 
 
 EXIT_ENDPOINT_FAILED = EndpointError.exit_code
