@@ -60,6 +60,12 @@ def main() -> None:
     parser.add_argument("--sets", default=",".join(SETS[:5]))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    parser.add_argument(
+        "--irt-only", action="store_true", help="the IRT router alone (evaluate --irt --no-baselines)"
+    )
+    parser.add_argument(
+        "--native", action="store_true", help="every router at its native point (evaluate --no-safe-point)"
+    )
     args = parser.parse_args()
     sets = args.sets.split(",")
     bad = [s for s in sets if s not in SETS]
@@ -110,6 +116,9 @@ def main() -> None:
                 seed=args.seed,
                 jobs=args.jobs,
                 task_features=specs[name],
+                include_baselines=not args.irt_only,
+                irt=args.irt_only,
+                safe_point=not args.native,
             )
             fitted = captured[0]
             rows = {r.name: r for r in report.main.routers}
