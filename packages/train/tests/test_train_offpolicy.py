@@ -218,6 +218,20 @@ def test_feedback_bad_input_is_one_line_exit_2(
     _one_error_line(capsys, "--candidate", "not in the log's pool")
     assert main(["feedback", str(two), "--refit", str(tables["prior"])]) == 2
     _one_error_line(capsys, "--output-dir")
+    # an IRT checkpoint fitted on task features: the log holds no features of the served tasks
+    doc = json.loads(tables["prior"].read_text())
+    fit = doc["fit"]
+    fit["task_features"] = {"source": "pre-pass.csv", "columns": ["a"], "mean": [0.0], "scale": [1.0]}
+    fit["w"].append([0.0] * (fit["k"] + 1))
+    fit["x_mean"].append(0.0)
+    featured = tmp_path / "featured.json"
+    featured.write_text(json.dumps(doc), encoding="utf-8")
+    log = tmp_path / "ok.jsonl"
+    _write_log(log, tables["oh"], win="kimi-k2.5-high")
+    argv = ["feedback", str(log), "--tasks", str(tables["oh"]), "--refit", str(featured)]
+    assert main([*argv, "-o", str(tmp_path / "never")]) == 2
+    _one_error_line(capsys, "featured.json", "trained on task features (pre-pass.csv)")
+    assert not (tmp_path / "never").exists()
 
 
 # --- replay ------------------------------------------------------------------------------------------
