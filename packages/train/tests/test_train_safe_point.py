@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -150,7 +151,7 @@ def test_checkpoint_carries_the_point_evaluate_chooses_and_route_honours_it(tmp_
 
     tasks = [RouteTask.of_record(t) for t in train[:30]]
 
-    def routes(point: SafePoint | None, **spec: object) -> list[str | None]:
+    def routes(point: SafePoint | None, **spec: Any) -> list[str | None]:
         path = tmp_path / "ckpt.json"
         save_checkpoint(ckpt.model_copy(update={"safe_point": point}), path)
         return [d.model for d in load_router(CheckpointSpec(checkpoint=path, **spec)).route_many(tasks)]
