@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,8 @@ from router_train.evaluate.cross_harness import calibration_ids
 from router_train.evaluate.design import fold_partitions
 from router_train.evaluate.report import EvalReport, TableInfo
 from router_train.scoring.decisions import Decisions, from_labels
-from router_train.scoring.dial import RouterScores
+from router_train.scoring.default_point import SafePoint
+from router_train.scoring.dial import RouterScores, apply_dial
 
 
 def _info(table: OracleTable, name: str) -> TableInfo:
@@ -198,3 +200,36 @@ def test_each_rule_re_estimates_what_it_reads() -> None:
     assert (
         shift[2] > 0 and abs(float(np.mean(1 / (1 + np.exp(-(np.log(0.2 / 0.8) + shift[2]))))) - 0.95) < 1e-6
     )
+
+
+def test_a_safe_default_point_is_kept_and_re_estimated() -> None:
+    pool = IDS  # big, mid, small
+    train = TRAIN.tasks[:30]
+    cal_rows, rest = list(range(10)), [10, 11]
+    # On the calibration tasks `big` costs least: the measured cheapest, whatever the train tasks said.
+    cal = [
+        t.model_copy(
+            update={
+                "per_model": {**t.per_model, "big": t.per_model["big"].model_copy(update={"cost": 0.001})}
+            }
+        )
+        for t in TEST.tasks[:10]
+    ]
+    measured = measured_on(cal, pool)
+    assert pool[int(measured.mean_cost.argmin())] == "big"
+    logp = np.log(np.tile([0.2, 0.3, 0.5], (12, 1)))
+    native = RouterScores("local-grpo", pool, logp[:5], logp)
+    assert [pool[c] for c in calibrated_columns(native, train, cal_rows, rest, measured)] == [
+        "small",
+        "small",
+    ]
+    # "always the cheapest model": the cheapest by the measured costs, not by the train tasks'
+    cheapest = replace(native, safe_point=SafePoint(choice="cheapest", model="small", inner_folds=5))
+    assert [pool[c] for c in calibrated_columns(cheapest, train, cal_rows, rest, measured)] == ["big", "big"]
+    # a dial point: the same dial, priced with the measured costs
+    dial = replace(native, safe_point=SafePoint(choice="dial", dial=0.5, share=0.5, inner_folds=5))
+    want = apply_dial(logp[rest], measured.mean_cost, 0.5)
+    assert calibrated_columns(dial, train, cal_rows, rest, measured).tolist() == want.tolist()
+    # the native route as its point: as without one
+    kept = replace(native, safe_point=SafePoint(choice="router", inner_folds=5))
+    assert [pool[c] for c in calibrated_columns(kept, train, cal_rows, rest, measured)] == ["small", "small"]
