@@ -22,7 +22,7 @@ from router_train.evaluate.design import fold_partitions
 from router_train.evaluate.report import EvalReport, TableInfo
 from router_train.scoring.decisions import Decisions, from_labels
 from router_train.scoring.default_point import SafePoint
-from router_train.scoring.dial import RouterScores, apply_dial
+from router_train.scoring.dial import RouterScores
 
 
 def _info(table: OracleTable, name: str) -> TableInfo:
@@ -202,7 +202,7 @@ def test_each_rule_re_estimates_what_it_reads() -> None:
     )
 
 
-def test_a_safe_default_point_is_kept_and_re_estimated() -> None:
+def test_always_the_cheapest_is_re_estimated_by_the_measured_costs() -> None:
     pool = IDS  # big, mid, small
     train = TRAIN.tasks[:30]
     cal_rows, rest = list(range(10)), [10, 11]
@@ -226,10 +226,11 @@ def test_a_safe_default_point_is_kept_and_re_estimated() -> None:
     # "always the cheapest model": the cheapest by the measured costs, not by the train tasks'
     cheapest = replace(native, safe_point=SafePoint(choice="cheapest", model="small", inner_folds=5))
     assert [pool[c] for c in calibrated_columns(cheapest, train, cal_rows, rest, measured)] == ["big", "big"]
-    # a dial point: the same dial, priced with the measured costs
-    dial = replace(native, safe_point=SafePoint(choice="dial", dial=0.5, share=0.5, inner_folds=5))
-    want = apply_dial(logp[rest], measured.mean_cost, 0.5)
-    assert calibrated_columns(dial, train, cal_rows, rest, measured).tolist() == want.tolist()
-    # the native route as its point: as without one
-    kept = replace(native, safe_point=SafePoint(choice="router", inner_folds=5))
-    assert [pool[c] for c in calibrated_columns(kept, train, cal_rows, rest, measured)] == ["small", "small"]
+    # the native route or a dial point: the re-estimated scores, as without a point (a dial's lambda
+    # priced the train harness's costs)
+    for point in (
+        SafePoint(choice="router", inner_folds=5),
+        SafePoint(choice="dial", dial=50.0, share=0.5, inner_folds=5),
+    ):
+        kept = replace(native, safe_point=point)
+        assert [pool[c] for c in calibrated_columns(kept, train, cal_rows, rest, measured)] == ["small"] * 2

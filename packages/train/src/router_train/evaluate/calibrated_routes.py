@@ -15,9 +15,12 @@ with it, from the per-model scores it was fitted to give (`scoring.dial.RouterSc
 - `cheapest-on-train`: the cheapest model by the measured mean costs.
 The local GRPO router has no prior or base rate apart from its logits: only its costs are re-estimated.
 
-A router fitted with its safe default point (`scoring.safe_point`, evaluate's default) keeps the point its
-fit chose, re-estimated too: "always the cheapest model" becomes the cheapest by the measured costs, a
-dial point the same dial on the re-estimated scores priced with the measured costs.
+A router whose fit chose "always the cheapest model" as its safe default point (`scoring.safe_point`,
+evaluate's default) routes every task to the cheapest model by the measured costs; one at its native route
+or a dial point routes by the re-estimated scores above. A dial point is not carried over: its lambda
+prices the train harness's costs, and re-priced with the measured ones it lands elsewhere on the
+frontier (tried: Claude Code -> OpenHands, N = 25, plain regression -2.0 [-3.2, -1.0] with it, on the mix
+without it).
 """
 
 from __future__ import annotations
@@ -29,9 +32,9 @@ import numpy as np
 from scipy.special import expit, logit
 
 from router_oracle.table import TaskRecord
-from router_train.irt.router import near_tie_routes, near_tie_scores
+from router_train.irt.router import near_tie_routes
 from router_train.scoring.baselines import BALANCED_LOGREG_NAME, CHEAPEST_NAME, LOGREG_NAME
-from router_train.scoring.dial import RouterScores, apply_dial, outcome_matrices
+from router_train.scoring.dial import RouterScores, outcome_matrices
 
 KNN_PREFIX = "tfidf-knn"
 """Row names of the kNN classifier start so (`baselines.tfidf_knn`: `tfidf-knn(k=K)`)."""
@@ -108,23 +111,17 @@ def calibrated_columns(
     rest_rows = np.asarray(rest, dtype=int)
     point = scores.safe_point
     if point is not None and point.choice == "cheapest":
-        ids = scores.model_ids
-        cheapest = min(range(len(ids)), key=lambda j: (float(measured.mean_cost[j]), ids[j]))
-        return np.full(len(rest_rows), cheapest)
-    dial = point.dial if point is not None and point.choice == "dial" else None
+        cheapest = calibrated_cheapest(measured, scores.model_ids)
+        return np.full(len(rest_rows), scores.model_ids.index(cheapest))
     if scores.tolerance is not None and scores.probabilities is not None:
         p = scores.probabilities
         shift = ability_shift(p[np.asarray(calibration, dtype=int)], measured.resolve_rate, len(calibration))
         shifted = expit(logit(np.clip(p[rest_rows], 1e-9, 1 - 1e-9)) + shift[None, :])
-        if dial is not None:  # the IRT router's dial scores: probabilities capped at the near-tie level
-            return apply_dial(near_tie_scores(shifted, scores.tolerance), measured.mean_cost, dial)
         return near_tie_routes(shifted, measured.mean_cost, scores.tolerance)
     s = scores.test[rest_rows]
     if is_label_classifier(scores.name):
         prior = measured_on(train, scores.model_ids).label_share
         s = s + np.log(measured.label_share / prior)[None, :]
-    if dial is not None:
-        return apply_dial(s, measured.mean_cost, dial)
     return cheapest_of_best(s, measured.mean_cost)
 
 
