@@ -73,9 +73,10 @@ def test_falls_back_where_routing_cannot_pay() -> None:
 def test_keeps_the_router_where_routing_pays() -> None:
     tasks = make_table(n=120).tasks
     point = _point(True, tasks)
-    assert point.choice != "cheapest"
+    assert point.choice == "router"
+    assert [c.name for c in point.candidates] == ["router", "cheapest"]  # no dial point by default
     best = max(point.candidates, key=lambda c: c.gap)
-    assert best.gap > 0.05
+    assert best.name == "router" and best.gap > 0.05
 
 
 def test_too_few_tasks_keep_the_native_point() -> None:

@@ -8,8 +8,9 @@ costs nothing to fall back to. The rule (issue 39, item 7), applied per fit on t
    outer folds' rule, `split.stratified_folds`); the router is fitted on the other inner folds exactly
    as it is fitted for real, and routes each inner fold at every candidate point:
    - `router`: its native route (what it routes with no dial);
-   - `dial:S` for each S in `DIAL_SHARES`: its cost dial aimed at S of the way from the cheapest to the
-     strongest single model's mean cost on the inner fit's train tasks (`scoring.dial`, the curves' rule);
+   - `dial:S` for each S in `DIAL_SHARES` (none by default, below): its cost dial aimed at S of the way
+     from the cheapest to the strongest single model's mean cost on the inner fit's train tasks
+     (`scoring.dial`, the curves' rule);
    - `cheapest`: every task to the cheapest model on the inner fit's train tasks.
 2. Each candidate's out-of-fold routes of every train task are judged as `evaluate` judges a router:
    resolved rate minus the best random mix of single models at the same mean cost, on the train tasks.
@@ -60,8 +61,11 @@ __all__ = [
 INNER_FOLDS = 5
 """Inner cross-validation folds over a fit's train tasks."""
 
-DIAL_SHARES = (0.5, 0.25)
-"""Dial points tried: targets this far from the cheapest to the strongest single model's mean cost."""
+DIAL_SHARES: tuple[float, ...] = ()
+"""Dial points tried: targets this far from the cheapest to the strongest single model's mean cost. None
+by default: with (0.5, 0.25) the inner estimate picked dial points that lost out of sample (a drawn pool:
+the plain classifier -0.3 -> -4.1 [-8.7, -0.3], local-grpo -0.1 -> -3.4; Claude Code: the balanced one
+-0.1 -> -0.7 [-1.5, -0.1]), where native-or-cheapest falls back without such losses."""
 
 MARGIN = 0.0
 """A candidate other than `cheapest` is kept only when its estimated gap (a fraction) is above this."""
