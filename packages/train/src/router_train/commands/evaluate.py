@@ -87,15 +87,15 @@ class Options(TableOptions, OutputOptions):
     """also fit the IRT router per fold (row `irt`, on the bundled runs' train-task results; slower) and
     report its calibration"""
     task_features: str | None = None
-    """per-task numeric features from a pre-pass, inputs of the TF-IDF logistic regressions and every
-    local GRPO router beside the text, standardised on each fold's train tasks only: a CSV or JSONL file
+    """per-task numeric features from a pre-pass, inputs of the TF-IDF logistic regressions, every local
+    GRPO router and (with --irt) the IRT task regressor beside the text, standardised on each fold's train tasks only: a CSV or JSONL file
     (optionally .gz) keyed by instance_id (format: `router_train.task_features`), or bundled-issue /
     bundled-repo / bundled (the bundled judged features: 15 issue-only, 8 repository, all 23 columns)"""
     no_safe_point: bool = False
     """route every learned router at its native point, as before issue 39; without it each fit routes at the
-    default point its inner cross-validation on the fit's train tasks chose: its own route, a cost-dial
-    point or always the cheapest model, whichever is estimated furthest above the mix (docs/evaluate.md,
-    "Do no harm")"""
+    default point its inner cross-validation on the fit's train tasks chose: its own route when estimated
+    at least half a point above the mix there, else always the cheapest model (docs/evaluate.md, "Do no
+    harm")"""
     seed: Seed = 0
     """seed of the random baseline, classifiers and bootstrap"""
     jobs: Count | None = None

@@ -69,9 +69,9 @@ class CheckpointSpec(RouterSpecBase):
     every task it routes (a task without them is refused) and takes the columns it was trained on."""
     no_safe_point: bool = False
     """route at the router's native point, not at the safe default point its checkpoint stores (chosen on
-    its training tasks by inner cross-validation: its own route, a cost-dial point, or always the
-    cheapest model when routing did not pay there; docs/evaluate.md "Do no harm"). A budget or dial
-    replaces the default point anyway."""
+    its training tasks by inner cross-validation: its own route, or always the cheapest model when
+    routing did not pay there; docs/evaluate.md "Do no harm"). A budget or dial replaces the default
+    point anyway."""
 
     @model_validator(mode="before")
     @classmethod

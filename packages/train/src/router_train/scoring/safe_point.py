@@ -14,8 +14,9 @@ costs nothing to fall back to. The rule (issue 39, item 7), applied per fit on t
    - `cheapest`: every task to the cheapest model on the inner fit's train tasks.
 2. Each candidate's out-of-fold routes of every train task are judged as `evaluate` judges a router:
    resolved rate minus the best random mix of single models at the same mean cost, on the train tasks.
-3. The default point is the candidate with the largest estimated gap, provided it is above `MARGIN`;
-   otherwise `cheapest`. Ties go to the earlier candidate (router, then the dial points by falling cost).
+3. The default point is the candidate with the largest estimated gap, provided it is above `MARGIN`
+   (half a point); otherwise `cheapest`. Ties go to the earlier candidate (router, then any dial points
+   by falling cost).
 
 Why the point estimate and not a lower bound: on 400 train tasks the bound of a +1.5-point gain is about
 +-1.2 points wide, so a bound rule falls back on the pools where routing pays (issue 32 tried one on the
