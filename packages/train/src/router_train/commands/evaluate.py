@@ -88,9 +88,10 @@ class Options(TableOptions, OutputOptions):
     report its calibration"""
     task_features: str | None = None
     """per-task numeric features from a pre-pass, inputs of the TF-IDF logistic regressions, every local
-    GRPO router and (with --irt) the IRT task regressor beside the text, standardised on each fold's train tasks only: a CSV or JSONL file
-    (optionally .gz) keyed by instance_id (format: `router_train.task_features`), or bundled-issue /
-    bundled-repo / bundled (the bundled judged features: 15 issue-only, 8 repository, all 23 columns)"""
+    GRPO router and (with --irt) the IRT task regressor beside the text, standardised on each fold's train
+    tasks only: a CSV or JSONL file (optionally .gz) keyed by instance_id (format:
+    `router_train.task_features`), or bundled-issue / bundled-repo / bundled (the bundled judged features:
+    15 issue-only, 8 repository, all 23 columns)"""
     no_safe_point: bool = False
     """route every learned router at its native point, as before issue 39; without it each fit routes at the
     default point its inner cross-validation on the fit's train tasks chose: its own route when estimated
