@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from router_train.local import LocalTrainConfig, train_local
-from router_train.route import bundled_tasks, load_router
+from router_train.route import CheckpointSpec, Router, bundled_tasks, load_router
 from router_train.serve import build_app, read_config
 
 SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
@@ -230,6 +230,11 @@ def trained_checkpoint(base: Path) -> Path:
     return path
 
 
+def native_router(checkpoint: Path) -> Router:
+    """The router of `checkpoint` at its native point, as `write_config`'s proxy routes."""
+    return load_router(CheckpointSpec(checkpoint=checkpoint, no_safe_point=True))
+
+
 def bundled_issues() -> list[tuple[str, str, str]]:
     """(instance_id, repo, problem_statement) of every bundled SWE-bench Verified task, in file order."""
     return [(t.instance_id, t.repo or "", t.problem_statement) for t in bundled_tasks().values()]
@@ -246,7 +251,9 @@ def write_config(
         for m, (_, server) in stubs.items()
     }
     doc = {
-        "router": {"checkpoint": str(checkpoint)},
+        # The native point: the tests need a router that spreads tasks over the pool, and a 5-step one's
+        # safe default point may be "always the cheapest model".
+        "router": {"checkpoint": str(checkpoint), "no_safe_point": True},
         "upstreams": upstreams,
         "store": str(path.parent / "state" / "decisions.sqlite"),
         "decision_log": str(path.parent / "state" / "decisions.jsonl"),

@@ -27,6 +27,7 @@ from serve_stubs import (
     bundled_issues,
     free_port,
     log_lines,
+    native_router,
     proxy_app,
     running_upstreams,
     serving,
@@ -36,7 +37,7 @@ from serve_stubs import (
 )
 
 from router_train.cli import main
-from router_train.route import CheckpointSpec, Router, RouteTask, load_router
+from router_train.route import Router, RouteTask
 from router_train.serve import MODEL_HEADER, REPO_HEADER, TASK_ID_HEADER, task_key
 from router_train.serve.app import decision_record
 
@@ -58,7 +59,7 @@ def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def router(checkpoint: Path) -> Router:
-    return load_router(CheckpointSpec(checkpoint=checkpoint))
+    return native_router(checkpoint)
 
 
 def expected(router: Router, issue: str, instance_id: str = "t") -> str:

@@ -25,13 +25,14 @@ from serve_stubs import (
     StubUpstream,
     bundled_issues,
     log_lines,
+    native_router,
     proxy_app,
     serving,
     trained_checkpoint,
     write_config,
 )
 
-from router_train.route import CheckpointSpec, RouteTask, load_router
+from router_train.route import RouteTask
 from router_train.serve import issue_text, task_key
 from router_train.serve.app import decision_record
 
@@ -124,7 +125,7 @@ def test_mini_swe_agent_runs_one_task_on_the_routed_model(
     agent_env: tuple[list[str], dict[str, str]],
 ) -> None:
     checkpoint = trained_checkpoint(tmp_path_factory.getbasetemp())  # shared with test_train_serve.py
-    router = load_router(CheckpointSpec(checkpoint=checkpoint))
+    router = native_router(checkpoint)
     _, repo, issue = bundled_issues()[1]
     chosen = router.route(RouteTask(instance_id="x", repo=repo, problem_statement=issue)).model
     assert chosen is not None

@@ -28,6 +28,7 @@ from serve_stubs import (
     bundled_issues,
     free_port,
     log_lines,
+    native_router,
     proxy_app,
     running_upstreams,
     serving,
@@ -37,7 +38,7 @@ from serve_stubs import (
 )
 
 from router_train.commands.serve import SHUTDOWN_GRACE_S
-from router_train.route import CheckpointSpec, Router, load_router
+from router_train.route import Router
 from router_train.serve import MODEL_HEADER
 from router_train.serve import app as serve_app
 
@@ -51,7 +52,7 @@ def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def router(checkpoint: Path) -> Router:
-    return load_router(CheckpointSpec(checkpoint=checkpoint))
+    return native_router(checkpoint)
 
 
 @pytest.fixture

@@ -30,6 +30,7 @@ from serve_stubs import (
     bundled_issues,
     free_port,
     log_lines,
+    native_router,
     proxy_app,
     running_upstreams,
     serving,
@@ -41,7 +42,7 @@ from serve_stubs import (
 from router_oracle.file_hash import sha256_file
 from router_oracle.sources.long_table import read_long_table
 from router_train.cli import main
-from router_train.route import CheckpointSpec, Router, RouteTask, load_router
+from router_train.route import Router, RouteTask
 from router_train.serve import MODEL_HEADER, TASK_HEADER, TASK_ID_HEADER
 from router_train.serve.usage import StreamMeter, Tokens
 
@@ -59,7 +60,7 @@ def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def router(checkpoint: Path) -> Router:
-    return load_router(CheckpointSpec(checkpoint=checkpoint))
+    return native_router(checkpoint)
 
 
 @pytest.fixture(scope="module")

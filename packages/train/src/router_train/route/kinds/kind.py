@@ -25,7 +25,7 @@ from router_train.route.spec import CheckpointSpec, RouteError
 from router_train.scoring.dial import RouterScores
 from router_train.scoring.fitter import Fitter
 from router_train.scoring.safe_point import SafePoint
-from router_train.task_features import FeatureScaling
+from router_train.task_features import FeatureScaling, load_task_features
 
 
 @dataclass
@@ -248,4 +248,10 @@ def routing_task_features(spec: CheckpointSpec, path: Path, trained: FeatureScal
             f"{path}: trained on {len(trained.columns)} task-feature columns (from {trained.source}); "
             "give --task-features FILE with them for every task routed"
         )
+    # Read now, whatever the operating point: a file without the trained columns fails at load, also
+    # for a router whose default point (always the cheapest model) reads no task's features.
+    table = load_task_features(spec.task_features)
+    missing = [c for c in trained.columns if c not in table.columns]
+    if missing:
+        raise RouteError(f"task features {spec.task_features}: no column {missing[0]!r} (trained on {path})")
     return spec.task_features
