@@ -317,6 +317,16 @@ class FeatureScaling(FrozenModel):
             scale=[float(v) if v > 0 else 1.0 for v in std],
         )
 
+    @classmethod
+    def fit_source(cls, source: str, train_ids: Sequence[str]) -> FeatureScaling:
+        """`fit` on the file or bundled name `source` (`load_task_features`)."""
+        return cls.fit(load_task_features(source), train_ids)
+
+    def read(self, task_ids: Sequence[str], source: str | None = None) -> np.ndarray:
+        """The standardised (tasks, columns) matrix of `task_ids`, read from `source` (None: the file or
+        bundled name they were fitted on); a task without them is refused (`TaskFeatureTable.matrix`)."""
+        return self.transform(load_task_features(source or self.source), task_ids)
+
     def transform(self, table: TaskFeatureTable, task_ids: Sequence[str]) -> np.ndarray:
         """The standardised (tasks, columns) matrix of `task_ids` from `table`."""
         x = table.matrix(task_ids, self.columns)

@@ -110,11 +110,7 @@ def run(args: argparse.Namespace) -> int:
             load_task_features(options.task_features).check_covers([t.instance_id for t in train])
         ckpt_path = options.output_dir / CHECKPOINT_FILE
         return fit_irt(train, table.pool, options.seed, source, ckpt_path, options.task_features)
-    if options.task_features is not None and options.name not in (
-        LOGREG_NAME,
-        BALANCED_LOGREG_NAME,
-        IRT_NAME,
-    ):
+    if options.task_features is not None and options.name not in (LOGREG_NAME, BALANCED_LOGREG_NAME):
         raise ValueError(f"--task-features: only for {LOGREG_NAME}, {BALANCED_LOGREG_NAME} and {IRT_NAME}")
     ckpt = fit_baseline(options.name, train, table.pool.ids, options.seed, source, options.task_features)
     with publish_directory(options.output_dir, owned=[CHECKPOINT_FILE]) as staged:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from router_oracle.table import TaskRecord
-from router_train.task_features import FeatureScaling, load_task_features
+from router_train.task_features import FeatureScaling
 from router_train.text_features import fit_tfidf, tfidf_matrix
 
 REPO_WEIGHT = 1.0
@@ -47,11 +47,8 @@ class FeatureSpace:
         task_features: str | None = None,
     ) -> FeatureSpace:
         vocab, idf = fit_tfidf(tasks)
-        scaling = (
-            None
-            if task_features is None
-            else FeatureScaling.fit(load_task_features(task_features), [t.instance_id for t in tasks])
-        )
+        ids = [t.instance_id for t in tasks]
+        scaling = None if task_features is None else FeatureScaling.fit_source(task_features, ids)
         repos = tuple(sorted({t.repo for t in tasks}))
         return cls(tuple(vocab), tuple(idf), repos, embeddings, scaling, task_features)
 
@@ -66,8 +63,7 @@ class FeatureSpace:
         blocks.append(onehot)
         blocks.append(np.asarray([[math.log1p(len(t.problem_statement)) / 10] for t in tasks]))
         if self.task_features is not None:
-            table = load_task_features(self.task_features_source or self.task_features.source)
-            z = self.task_features.transform(table, [t.instance_id for t in tasks])
+            z = self.task_features.read([t.instance_id for t in tasks], self.task_features_source)
             # z-scores over c columns have a squared norm of about c; scaled to about 1, the l2-normalised
             # TF-IDF row's, so that one ridge penalty weighs the text and the features alike.
             blocks.append(z / math.sqrt(len(self.task_features.columns)))

@@ -19,7 +19,7 @@ from router_oracle.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
 from router_train.local.config import FeatureConfig, LocalTrainError
 from router_train.local.irt_features import IrtFeatureState, fit_irt_features, irt_columns
-from router_train.task_features import FeatureScaling, load_task_features
+from router_train.task_features import FeatureScaling
 from router_train.text_features import fit_tfidf, tfidf_matrix
 
 
@@ -91,8 +91,7 @@ def fit_features(
         weights = [float(v) for v in np.where(df >= cfg.min_df, w, 0.0)]
     scaling = None
     if cfg.task_features is not None:
-        table = load_task_features(cfg.task_features)
-        scaling = FeatureScaling.fit(table, [t.instance_id for t in uniq])
+        scaling = FeatureScaling.fit_source(cfg.task_features, [t.instance_id for t in uniq])
     repos = sorted({t.repo for t in uniq}) if cfg.repo else []
     diffs = sorted({t.difficulty for t in uniq if t.difficulty is not None}) if cfg.difficulty else []
     return FeatureState(
@@ -141,8 +140,8 @@ def featurize(cfg: FeatureConfig, state: FeatureState, tasks: Sequence[TaskRecor
     if cfg.task_features is not None:
         if state.task_features is None:
             raise LocalTrainError("the features ask for task-feature columns but their fitted state has none")
-        table = load_task_features(cfg.task_features)
-        blocks.append(sp.csr_matrix(state.task_features.transform(table, [t.instance_id for t in tasks])))
+        ids = [t.instance_id for t in tasks]
+        blocks.append(sp.csr_matrix(state.task_features.read(ids, cfg.task_features)))
     return sp.csr_matrix(sp.hstack(blocks, format="csr"))
 
 

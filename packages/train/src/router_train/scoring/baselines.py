@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
 from router_train.scoring.decisions import Decisions, EvaluateError, from_distributions, from_labels
-from router_train.task_features import FeatureScaling, load_task_features
+from router_train.task_features import FeatureScaling
 from router_train.text_features import fit_tfidf, tfidf_matrix
 
 
@@ -108,7 +108,7 @@ class TfidfFeatures:
         self.scaling = (
             None
             if task_features is None
-            else FeatureScaling.fit(load_task_features(task_features), [t.instance_id for t in train_tasks])
+            else FeatureScaling.fit_source(task_features, [t.instance_id for t in train_tasks])
         )
         self.task_features = task_features
         self.x_text_train = self.transform_text(train_tasks)
@@ -129,8 +129,7 @@ def with_task_features(
     says, read from `source` (None: the file they were fitted on); the TF-IDF alone without `scaling`."""
     if scaling is None:
         return x_text
-    table = load_task_features(source or scaling.source)
-    block = sp.csr_matrix(scaling.transform(table, [t.instance_id for t in tasks]))
+    block = sp.csr_matrix(scaling.read([t.instance_id for t in tasks], source))
     return sp.csr_matrix(sp.hstack([sp.csr_matrix(x_text), block], format="csr"))
 
 
