@@ -72,8 +72,9 @@ MARGIN = 0.005
 """A candidate other than `cheapest` is kept only when its estimated gap (a fraction) is above this: half
 a point. At 0, a router truly ~1 point below the mix still beat it on its train tasks by chance in some
 fits (Claude pool under OpenHands: the balanced classifier -0.3 [-0.6, -0.1], 4 of 25 fits kept); at 0.5
-points none of the measured pools has a router wholly below the mix, and the default pool keeps its best
-router (+2.0 [+0.0, +4.0], native +2.2), at the cost of the weaker routers' smaller gains."""
+points one measured row is still wholly below the mix (local-grpo on a drawn pool, -0.26 [-0.64, -0.07]),
+and the default pool keeps its best router (+2.0 [+0.0, +4.0], native +2.2), at the cost of the weaker
+routers' smaller gains (docs/evaluate.md, "Do no harm")."""
 
 MIN_TASKS_PER_FOLD = 10
 """Fewer train tasks per inner fold leave nothing to judge on: the router keeps its native point."""

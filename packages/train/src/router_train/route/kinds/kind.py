@@ -250,8 +250,5 @@ def routing_task_features(spec: CheckpointSpec, path: Path, trained: FeatureScal
         )
     # Read now, whatever the operating point: a file without the trained columns fails at load, also
     # for a router whose default point (always the cheapest model) reads no task's features.
-    table = load_task_features(spec.task_features)
-    missing = [c for c in trained.columns if c not in table.columns]
-    if missing:
-        raise RouteError(f"task features {spec.task_features}: no column {missing[0]!r} (trained on {path})")
+    load_task_features(spec.task_features).check_covers([], trained.columns)
     return spec.task_features
