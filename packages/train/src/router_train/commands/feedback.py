@@ -11,7 +11,6 @@ Exit codes: 0 done, 2 bad input (one line on stderr, nothing written), 130 inter
 from __future__ import annotations
 
 import argparse
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from router_train.offpolicy.from_log import (
     task_texts,
 )
 from router_train.offpolicy.refit import RefitReport, refit_checkpoint
+from router_train.offpolicy.summary import model_summaries, sorted_outcomes, summary_table
 from router_train.route.task import RouteTask, bundled_tasks, read_task_file
 from router_train.serve.export import FeedbackInputError, long_table_lines, read_records
 
@@ -100,21 +100,6 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def summary_table(served: Counter[str], explored: Counter[str], outcomes: list[Any]) -> str:
-    """Per model: tasks served, of them explored, outcomes, resolved rate, mean cost (of priced ones)."""
-    head = f"{'model':<28} {'tasks':>6} {'explored':>8} {'outcomes':>8} {'resolved':>8} {'mean cost':>10}"
-    lines = [head]
-    for model in sorted(set(served) | {o.model for o in outcomes}):
-        mine = [o for o in outcomes if o.model == model]
-        rate = f"{sum(o.resolved for o in mine) / len(mine):.3f}" if mine else "-"
-        costs = [o.cost for o in mine if o.cost is not None]
-        cost = f"{sum(costs) / len(costs):.4f}" if costs else "-"
-        lines.append(
-            f"{model:<28} {served[model]:>6} {explored[model]:>8} {len(mine):>8} {rate:>8} {cost:>10}"
-        )
-    return "\n".join(lines) + "\n"
-
-
 def _texts(options: Options, data: LoggedTasks) -> list[RouteTask]:
     if options.tasks is None:
         return task_texts(data.instance_ids, bundled_tasks(), "the bundled tasks")
@@ -176,12 +161,10 @@ def run(args: argparse.Namespace) -> int:
             [("LOG", options.log), ("--refit", options.refit), ("--tasks", options.tasks)],
         )
     records = read_records(options.log)
-    outcomes = sorted(records.outcomes.values(), key=lambda o: o.task)
-    served = Counter(d.model for d in records.decisions.values() if d.model is not None)
-    explored = Counter(d.model for d in records.decisions.values() if d.model is not None and d.explored)
+    outcomes = sorted_outcomes(records)
     if options.long_table is not None:
         write_text_atomic(options.long_table, long_table_lines(outcomes, str(options.log)))
-    print(summary_table(served, explored, outcomes), end="")
+    print(summary_table(model_summaries(records)), end="")
     print(f"{len(records.decisions)} tasks decided, {len(outcomes)} with an outcome", end="")
     print(f"; wrote {options.long_table}" if options.long_table is not None else "")
     data = logged_tasks(records)

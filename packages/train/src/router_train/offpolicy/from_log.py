@@ -143,7 +143,12 @@ def estimate_all(
     return out
 
 
-def _cell(iv: Interval, digits: int) -> str:
+DIGITS = {"resolved": 3, "cost": 4}
+"""Decimal places a resolved rate and a cost (USD) are printed with, in every table of the log."""
+
+
+def interval_cell(iv: Interval, digits: int) -> str:
+    """An estimate and its interval as the tables print it: `value [low, high]`."""
     return f"{iv.value:.{digits}f} [{iv.low:.{digits}f}, {iv.high:.{digits}f}]"
 
 
@@ -157,11 +162,12 @@ def estimates_table(estimates: Sequence[PolicyEstimate]) -> str:
         if e.warning is not None or e.resolved is None:
             lines.append(lead + f"warning: {e.warning}")
             continue
-        for metric, est, digits in (("resolved", e.resolved, 3), ("cost", e.cost, 4)):
+        for metric, est in (("resolved", e.resolved), ("cost", e.cost)):
+            digits = DIGITS[metric]
             if est is None:
                 lines.append(lead + f"{metric:<8} no priced outcomes")
             else:
-                cells = " ".join(f"{_cell(iv, digits):<24}" for iv in (est.ips, est.snips, est.dr))
+                cells = " ".join(f"{interval_cell(iv, digits):<24}" for iv in (est.ips, est.snips, est.dr))
                 lines.append(lead + f"{metric:<8} {cells}".rstrip())
             lead = " " * len(lead)
     return "\n".join(lines) + "\n"

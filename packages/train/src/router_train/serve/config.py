@@ -73,6 +73,15 @@ class FeedbackConfig(FrozenModel):
     start."""
 
 
+class AdminConfig(FrozenModel):
+    """`[admin]`: the admin routes (`GET /dashboard`), behind their own bearer token."""
+
+    token_env: str = Field(min_length=1)
+    """Environment variable holding the bearer token of the admin routes (/admin/*, /dashboard): a request
+    without `Authorization: Bearer <token>` gets 401. The token is never in the file; an unset variable is
+    refused at start."""
+
+
 class ExploreConfig(FrozenModel):
     """`[explore]`: route a share of new tasks to a uniformly drawn pool model, so that every model's
     outcomes are seen (and the logged propensities let a log judge other routers off-policy)."""
@@ -103,6 +112,8 @@ class ServeConfig(FrozenModel):
     """`[feedback]`: enables `POST /v1/feedback` (absent: the route does not exist, 404)."""
     explore: ExploreConfig | None = None
     """`[explore]`: exploration of new tasks (absent: every task goes to the router's pick)."""
+    admin: AdminConfig | None = None
+    """`[admin]`: enables the admin routes, `GET /dashboard` (absent: they do not exist, 404)."""
 
     @model_validator(mode="after")
     def _fallbacks_known(self) -> ServeConfig:
@@ -147,6 +158,8 @@ def check_serves_pool(config: ServeConfig, pool: list[str], path: str | os.PathL
             )
     if config.feedback is not None and not os.environ.get(config.feedback.token_env):
         raise ServeConfigError(f"{path}: feedback.token_env: variable {config.feedback.token_env} is not set")
+    if config.admin is not None and not os.environ.get(config.admin.token_env):
+        raise ServeConfigError(f"{path}: admin.token_env: variable {config.admin.token_env} is not set")
 
 
 def api_key(up: UpstreamConfig) -> str | None:
@@ -159,3 +172,11 @@ def feedback_token(config: ServeConfig) -> str | None:
     if config.feedback is None:
         return None
     return os.environ.get(config.feedback.token_env) or None
+
+
+def admin_token(config: ServeConfig) -> str | None:
+    """The bearer token the admin routes' requests must carry; None without `[admin]` (or an unset
+    variable, which `check_serves_pool` refuses at start)."""
+    if config.admin is None:
+        return None
+    return os.environ.get(config.admin.token_env) or None
