@@ -333,6 +333,9 @@ def test_model_names_and_checkpoints_are_text_not_markup() -> None:
         estimate=default_estimates,
     )
     assert d.versus is not None and d.timeline.width_s == 6 * 3600  # a day apart: 6-hour buckets
+    for row in d.models:  # the resolve rate so far ends at the per-model table's
+        assert d.timeline.resolved[row.model][-1] == pytest.approx(row.resolved)
+        assert sum(d.timeline.tasks[row.model]) == row.tasks
     html = render(d)
     assert "<img" not in html and 'onerror="' not in html
     assert html.count("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&amp;amp;") >= 5

@@ -151,7 +151,7 @@ def _charts(d: Dashboard) -> str:
             svg.stacked_bars("spend", labels, t.spend, colour, svg.money, "USD"),
         ),
         (
-            f"Resolve rate per {per} (reported outcomes)",
+            "Resolve rate so far (reported outcomes)",
             svg.lines("resolve rate", labels, t.resolved, colour, svg.rate, "resolved"),
         ),
     ]

@@ -28,7 +28,8 @@ class Timeline:
     spend: dict[str, list[float]]
     """Model -> summed cost (USD) of the priced outcomes reported per bucket (by outcome time)."""
     resolved: dict[str, list[float | None]]
-    """Model -> resolved rate of the outcomes reported per bucket; None where it has none."""
+    """Model -> resolved rate of its outcomes reported up to the end of each bucket (so far: the last one
+    is the per-model table's); None before its first."""
 
     def labels(self) -> list[str]:
         """Each bucket's start as a short UTC label (seconds, minutes or days, as the width asks)."""
@@ -54,6 +55,16 @@ def bucket_width(span_s: float) -> int:
         if span_s // width + 1 <= MAX_BUCKETS:
             return width
     return BUCKET_WIDTHS_S[-1]
+
+
+def _so_far(counts: list[list[int]]) -> list[float | None]:
+    """Per bucket, resolved / reported over it and every bucket before it (None while nothing is)."""
+    out: list[float | None] = []
+    resolved = reported = 0
+    for r, k in counts:
+        resolved, reported = resolved + r, reported + k
+        out.append(resolved / reported if reported else None)
+    return out
 
 
 def timeline(records: ServeRecords, models: Sequence[str]) -> Timeline:
@@ -84,6 +95,6 @@ def timeline(records: ServeRecords, models: Sequence[str]) -> Timeline:
             cell = counts[o.model][at(t)]
             cell[0] += int(o.resolved)
             cell[1] += 1
-    resolved = {m: [r / k if k else None for r, k in counts[m]] for m in models}
+    resolved = {m: _so_far(counts[m]) for m in models}
     starts = [datetime.fromtimestamp(origin + i * width, UTC) for i in range(n)]
     return Timeline(starts, width, tasks, spend, resolved)
