@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import headless_browser
 import httpx
 import pytest
 import tomli_w
@@ -350,3 +351,18 @@ def test_the_estimates_are_computed_again_only_when_the_outcomes_change() -> Non
     assert first == default_estimates(data)
     changed = cache.estimates(logged_tasks(_records(["a", "b"], per_model=13)))
     assert changed is not first and changed[0].tasks == 26
+
+
+def test_without_chromium_the_browser_test_skips_naming_the_install_line_or_fails_in_ci(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(headless_browser, "CHROMIUM", (str(tmp_path / "no-chromium"),))
+    assert headless_browser.browser_problem() == (
+        "chromium not installed: sudo apt-get install -y chromium chromium-driver"
+    )
+    monkeypatch.delenv(headless_browser.REQUIRE_SERVICES_VAR, raising=False)
+    with pytest.raises(pytest.skip.Exception, match="apt-get install -y chromium chromium-driver"):
+        headless_browser.require_browser()
+    monkeypatch.setenv(headless_browser.REQUIRE_SERVICES_VAR, "1")
+    with pytest.raises(pytest.fail.Exception, match="ROUTER_REQUIRE_SERVICES is set"):
+        headless_browser.require_browser()
