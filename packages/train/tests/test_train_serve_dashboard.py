@@ -325,6 +325,8 @@ def _records(models: list[str], per_model: int = 12) -> ServeRecords:
 
 def test_model_names_and_checkpoints_are_text_not_markup() -> None:
     records = _records(["good-model", HOSTILE])
+    odd = max(records.decisions)  # a time that is no time: left off the charts, not an error page
+    records.decisions[odd] = records.decisions[odd].model_copy(update={"time": "<b>yesterday</b>"})
     d = dashboard(
         records,
         router=HOSTILE,
@@ -336,11 +338,11 @@ def test_model_names_and_checkpoints_are_text_not_markup() -> None:
     assert d.versus is not None and d.timeline.width_s == 6 * 3600  # a day apart: 6-hour buckets
     for row in d.models:  # the resolve rate so far ends at the per-model table's
         assert d.timeline.resolved[row.model][-1] == pytest.approx(row.resolved)
-        assert sum(d.timeline.tasks[row.model]) == row.tasks
+        assert sum(d.timeline.tasks[row.model]) == row.tasks - (row.model == records.decisions[odd].model)
     html = render(d)
     assert "<img" not in html and 'onerror="' not in html
     assert html.count("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&amp;amp;") >= 5
-    assert "<script" not in html
+    assert "<script" not in html and "<b>yesterday" not in html
 
 
 def test_the_estimates_are_computed_again_only_when_the_outcomes_change() -> None:

@@ -4,9 +4,10 @@ the decisions came from."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from router_train.dashboard.timeline import Timeline, parse_time, timeline
 from router_train.offpolicy.estimators import PolicyEstimate
@@ -26,10 +27,10 @@ class Checkpoint:
     """Its file's sha256 (None: decisions of an LLM router, or from before serve recorded it)."""
     tasks: int
     """Tasks it decided."""
-    first: datetime
-    """Its first decision (UTC)."""
-    last: datetime
-    """Its last decision (UTC)."""
+    first: datetime | None
+    """Its first decision (UTC); None when no decision of it has a readable time."""
+    last: datetime | None
+    """Its last decision (UTC); None likewise."""
     serving: bool
     """Whether the proxy routes new tasks with it now."""
 
@@ -113,9 +114,16 @@ def checkpoints(records: ServeRecords, serving: str | None) -> list[Checkpoint]:
     """Per checkpoint sha256 seen in the decisions: tasks, first and last decision; most recent first."""
     seen: dict[str | None, list[datetime]] = {}
     for d in records.decisions.values():
-        seen.setdefault(d.checkpoint_sha256, []).append(parse_time(d.time))
-    rows = [Checkpoint(sha, len(ts), min(ts), max(ts), sha == serving) for sha, ts in seen.items()]
-    return sorted(rows, key=lambda c: (c.last, c.sha256 or ""), reverse=True)
+        times = seen.setdefault(d.checkpoint_sha256, [])
+        if (t := parse_time(d.time)) is not None:
+            times.append(t)
+    tasks = Counter(d.checkpoint_sha256 for d in records.decisions.values())
+    rows = [
+        Checkpoint(sha, tasks[sha], min(ts, default=None), max(ts, default=None), sha == serving)
+        for sha, ts in seen.items()
+    ]
+    never = datetime.min.replace(tzinfo=UTC)
+    return sorted(rows, key=lambda c: (c.last or never, c.sha256 or ""), reverse=True)
 
 
 def dashboard(

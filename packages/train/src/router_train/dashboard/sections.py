@@ -103,7 +103,7 @@ def checkpoints_table(rows: Sequence[Checkpoint]) -> str:
         out.append(
             f'<tr data-sha256="{escape(c.sha256 or "")}"><td class="txt mono">{sha}</td>'
             + _num("tasks", c.tasks, str(c.tasks))
-            + f"<td>{c.first.strftime(TIME)}</td><td>{c.last.strftime(TIME)}</td>"
+            + "".join(f"<td>{'-' if t is None else t.strftime(TIME)}</td>" for t in (c.first, c.last))
             + f"<td>{'serving now' if c.serving else ''}</td></tr>"
         )
     if not rows:

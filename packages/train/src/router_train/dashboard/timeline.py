@@ -43,10 +43,19 @@ class Timeline:
         return [s.strftime(form) for s in self.starts]
 
 
-def parse_time(text: str) -> datetime:
-    """A record's `time` (ISO 8601, UTC) as an aware datetime."""
-    t = datetime.fromisoformat(text)
+def parse_time(text: str) -> datetime | None:
+    """A record's `time` (ISO 8601, UTC) as an aware datetime; None when it is not one (a record written
+    by something else than serve is left off the charts, not an error page)."""
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError:
+        return None
     return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
+
+
+def _stamp(text: str) -> float | None:
+    t = parse_time(text)
+    return None if t is None else t.timestamp()
 
 
 def bucket_width(span_s: float) -> int:
@@ -69,8 +78,10 @@ def _so_far(counts: list[list[int]]) -> list[float | None]:
 
 def timeline(records: ServeRecords, models: Sequence[str]) -> Timeline:
     """The records of `models` in time buckets (none when there is no decision)."""
-    decided = [(parse_time(d.time).timestamp(), d.model) for d in records.decisions.values() if d.model]
-    reported = [(parse_time(o.time).timestamp(), o) for o in records.outcomes.values()]
+    decided = [
+        (t, d.model) for d in records.decisions.values() if d.model and (t := _stamp(d.time)) is not None
+    ]
+    reported = [(t, o) for o in records.outcomes.values() if (t := _stamp(o.time)) is not None]
     stamps = [t for t, _ in decided] + [t for t, _ in reported]
     if not stamps:
         return Timeline([], 1, {m: [] for m in models}, {m: [] for m in models}, {m: [] for m in models})
