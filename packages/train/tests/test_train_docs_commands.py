@@ -85,3 +85,8 @@ def test_a_command_line_that_does_not_parse_is_reported_with_the_parser_message(
     assert "--nodes needs --prime-rl" in parse_error(nodes)
     good = DocCommand("docs/x.md", 1, "router-train", ["fit", "irt", "--output-dir", "D"])
     assert parse_error(good) == ""
+    # Nothing is read: paths that exist nowhere parse (whether they exist is the command's business).
+    absent = ["route", "--checkpoint", "no/such/checkpoint.json", "--tasks", "no/such/tasks.jsonl"]
+    assert parse_error(DocCommand("docs/x.md", 1, "router-train", absent)) == ""
+    stats = DocCommand("docs/x.md", 1, "router-oracle", ["stats", "no/such/table.json"])
+    assert parse_error(stats) == ""
