@@ -164,6 +164,11 @@ def test_feedback_estimates_a_candidate_and_refits_a_checkpoint_route_loads(
     _write_log(log, tables["oh"], win="kimi-k2.5-high")
     out = tmp_path / "refit"
     argv = ["feedback", str(log), "--tasks", str(tables["oh"]), "--candidate", str(tables["prior"])]
+    # The log says kimi resolves everything and claude nothing: far from the prior, refused unless accepted.
+    assert main([*argv, "--refit", str(tables["prior"]), "-o", str(out)]) == 2
+    _one_error_line(capsys, "logged resolve rate", "departs from the prior", "--accept-shift")
+    assert not out.exists()
+    argv.append("--accept-shift")
     assert main([*argv, "--refit", str(tables["prior"]), "-o", str(out)]) == 0
     text = capsys.readouterr().out
     assert "off-policy estimates on" in text and f"candidate:{tables['prior']}" in text

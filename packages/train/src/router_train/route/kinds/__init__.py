@@ -3,7 +3,8 @@ one of `KINDS`, found by its file's `kind` field (`kind_of`).
 
 Adding a kind: one module here defining its `Router` subclass and a `KIND = RouterKind(...)`
 (checkpoint model, `load`, `judge`, and `Fit`: the command that fits it, evaluate's fitters of it and
-evaluate-anypool's references, partition-shared row or any-pool training of it),
+evaluate-anypool's references, partition-shared row or any-pool training of it; optionally `refit`, for
+`feedback --refit`),
 then its line in `KINDS` and its model in `Checkpoint`. `test_train_router_kinds.py` runs every
 registered kind through route, the dial and evaluate, and every kind's fitters through a fit.
 """
@@ -28,10 +29,13 @@ from router_train.route.kinds.kind import (
     FitRequest,
     Judged,
     Loaded,
+    ModelEvidence,
     PartitionFit,
     PartitionRequest,
     PoolRoutes,
     ReferenceRequest,
+    RefitRequest,
+    Refitted,
     RouterKind,
 )
 from router_train.route.spec import RouteError
@@ -85,6 +89,18 @@ def anypool_training() -> AnyPoolTraining:
     return training
 
 
+def refit_kind(path: Path) -> RouterKind:
+    """The kind of the checkpoint at `path`, which must have a `refit` hook (`feedback --refit`); else
+    one `RouteError` line naming the file and the kinds that do."""
+    kind = kind_of(path)
+    if kind.refit is None:
+        able = ", ".join(k.name for k in KINDS.values() if k.refit is not None)
+        raise RouteError(
+            f"{path}: a {kind.name} checkpoint cannot be refitted from traffic (--refit takes: {able})"
+        )
+    return kind
+
+
 def kind_of(path: Path) -> RouterKind:
     """The kind of the checkpoint at `path`, read from the file's `kind` field; one `RouteError` line
     when the file is unreadable, not JSON or no router checkpoint."""
@@ -109,10 +125,13 @@ __all__ = [
     "FitRequest",
     "Judged",
     "Loaded",
+    "ModelEvidence",
     "PartitionFit",
     "PartitionRequest",
     "PoolRoutes",
     "ReferenceRequest",
+    "RefitRequest",
+    "Refitted",
     "RouterKind",
     "anypool_training",
     "fitters_for",
@@ -120,4 +139,5 @@ __all__ = [
     "partition_fits",
     "reference_rows",
     "references_for",
+    "refit_kind",
 ]
