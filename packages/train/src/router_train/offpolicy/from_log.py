@@ -130,8 +130,8 @@ def _check_sums(logged: Logged, where: Sequence[str]) -> None:
     priced = ~np.isnan(logged.cost)
     if not priced.any():
         return
-    weighted = np.where(priced, logged.cost, 0.0) / logged.propensity
     with np.errstate(over="ignore"):
+        weighted = np.where(priced, logged.cost, 0.0) / logged.propensity
         bound = float(weighted.max()) * len(weighted) * 2
     if not np.isfinite(bound):
         i = int(np.argmax(weighted))
