@@ -157,8 +157,7 @@ def _check_outputs(options: Options) -> None:
         refuse_inputs_as_outputs([options.long_table], inputs)
         _writable(target.parent, str(options.long_table))
     if options.output_dir is not None:
-        real = check_output_directory(options.output_dir, [CHECKPOINT_NAME, REFIT_NAME], inputs)
-        _writable(real.parent, str(options.output_dir))
+        check_output_directory(options.output_dir, [CHECKPOINT_NAME, REFIT_NAME], inputs)
 
 
 def _writable(directory: Path, shown: str) -> None:
