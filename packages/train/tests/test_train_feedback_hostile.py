@@ -98,7 +98,7 @@ def test_hostile_bodies_corrections_and_claimed_ids(
     tmp_path: Path, checkpoint: Path, stubs: Any, capfd: pytest.CaptureFixture[str]
 ) -> None:
     cfg = _config(tmp_path, checkpoint, stubs, max_cost=50.0, task_text="keep")
-    (_, _, a), (_, _, b) = bundled_issues()[:2]
+    ((_, _, a),) = bundled_issues()[:1]
     deep = b"[" * 50_000 + b"]" * 50_000
     just_over = json.dumps(
         {"task": "x", "resolved": True, "n": json.loads("[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH)}
@@ -305,7 +305,8 @@ def test_mixed_checkpoints_and_absurd_costs(tmp_path: Path, capsys: pytest.Captu
     assert main(["feedback", str(log), "--checkpoint-sha", "3"]) == 2
     _one_line(capsys, "--checkpoint-sha 3", "matches none")
     # finite costs whose sums overflow: refused, naming the record; never inf or nan printed
-    absurd = lines[:2] + [
+    absurd = [
+        *lines[:2],
         record_line(_decision(200, propensity=0.01)),
         record_line(_outcome(200, cost=1e307)),
     ]
