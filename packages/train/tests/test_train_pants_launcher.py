@@ -2,7 +2,8 @@
 SIGINT into `Interrupted by user.` and exit 1, so the launcher runs it as a child and maps an interrupted,
 failed run to 130. A signal sent to the launcher's pid alone (a process manager's) reaches the child too,
 and killing the launcher leaves no orphan (issue 44, item 8). Tested on the launcher's own function
-(`run_interruptible`, defined when the launcher is sourced) with a fake command that behaves as Pants' client does; Pants itself is never started."""
+(`run_interruptible`, defined when the launcher is sourced) with a fake command that behaves as Pants'
+client does; Pants itself is never started."""
 
 from __future__ import annotations
 
