@@ -166,9 +166,9 @@ def main() -> None:
         d_rows, o_rows = store_rows()
         # What `router-train feedback` reads (its torn-line rule: a line the kill cut is skipped and
         # reported), from the log and from the store: every acknowledged outcome exactly once.
-        text = (state / "decisions.jsonl").read_bytes()
-        dup_d = [k for k, n in Counter(_tasks_of(text, "decision")).items() if n > 1]
-        dup_o = [k for k, n in Counter(_tasks_of(text, "outcome")).items() if n > 1]
+        raw_log = (state / "decisions.jsonl").read_bytes()
+        dup_d = [k for k, n in Counter(_tasks_of(raw_log, "decision")).items() if n > 1]
+        dup_o = [k for k, n in Counter(_tasks_of(raw_log, "outcome")).items() if n > 1]
         from_log, from_store = (
             read_records(state / "decisions.jsonl"),
             read_records(state / "decisions.sqlite"),
