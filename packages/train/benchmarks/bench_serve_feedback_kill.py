@@ -14,7 +14,9 @@ a 200 (the decision is committed before the request is forwarded), each outcome 
 before it). Serve is restarted on the same store; then every committed task is checked in the store
 (same model, same outcome record), each conversation's next turn is sent (must go to the same model),
 every outcome is posted again (committed: 200 with the same record; 404 only for a task never decided),
-and the store and the decision log must hold each task's decision and outcome at most once.
+and the store and the decision log must hold each task's decision and outcome at most once; `router-train
+feedback`'s reader (`serve.export.read_records`: its torn-line rule) must read both without an error and
+count every acknowledged outcome exactly once in each.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from typing import Any
 
 import httpx
 from serve_harness import TOKEN, Serve, StubUpstream, bundled_table, free_port, router_train, write_config
+
+from router_train.serve.export import read_records
 
 AUTH = {"authorization": f"Bearer {TOKEN}"}
 
@@ -160,16 +164,26 @@ def main() -> None:
         finally:
             serve.stop()
         d_rows, o_rows = store_rows()
-        log = [
-            json.loads(line) for line in (state / "decisions.jsonl").read_text(encoding="utf-8").splitlines()
-        ]
-        dup_d = [k for k, n in Counter(x["task"] for x in log if x["event"] == "decision").items() if n > 1]
-        dup_o = [k for k, n in Counter(x["task"] for x in log if x["event"] == "outcome").items() if n > 1]
-        unlogged = len(o_rows) - sum(1 for x in log if x["event"] == "outcome")
+        # What `router-train feedback` reads (its torn-line rule: a line the kill cut is skipped and
+        # reported), from the log and from the store: every acknowledged outcome exactly once.
+        raw_log = (state / "decisions.jsonl").read_bytes()
+        dup_d = [k for k, n in Counter(_tasks_of(raw_log, "decision")).items() if n > 1]
+        dup_o = [k for k, n in Counter(_tasks_of(raw_log, "outcome")).items() if n > 1]
+        from_log, from_store = (
+            read_records(state / "decisions.jsonl"),
+            read_records(state / "decisions.sqlite"),
+        )
+        unlogged = len(from_store.outcomes) - len(from_log.outcomes)
+        for name, got in (("log", from_log), ("store", from_store)):
+            ids = Counter(o.instance_id for o in got.outcomes.values())
+            missing = [iid for iid in outcomes if ids[iid] != 1]
+            failures += [f"{name}: acknowledged outcome of {iid} counted {ids[iid]} times" for iid in missing]
         print(
             f"end: store {len(d_rows)} decisions, {len(o_rows)} outcomes (one row per task); "
-            f"decision log: tasks with two decision lines {len(dup_d)}, with two outcome lines {len(dup_o)}; "
-            f"outcomes in the store but not the log (cut between commit and log line): {unlogged}"
+            f"decision log: tasks with two decision lines {len(dup_d)}, with two outcome lines {len(dup_o)}, "
+            f"torn lines {len(from_log.torn)}; outcomes in the store but not the log (cut between commit "
+            f"and log line): {unlogged}; feedback reads log and store: each of the {len(outcomes)} "
+            "acknowledged outcomes counted once in each" + ("" if not failures else " (NOT: see below)")
         )
         failures += [f"{k[:12]}: two decision lines" for k in dup_d] + [
             f"{k[:12]}: two outcome lines" for k in dup_o
@@ -179,6 +193,19 @@ def main() -> None:
         print("FAILED:\n  " + "\n  ".join(failures[:20]))
         sys.exit(1)
     print("ok: no committed decision or outcome lost, none duplicated")
+
+
+def _tasks_of(log: bytes, event: str) -> list[str]:
+    """The task key of every whole line of `event` in the log (a torn line has none)."""
+    out = []
+    for line in log.split(b"\n"):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if record.get("event", "decision") == event:
+            out.append(record["task"])
+    return out
 
 
 if __name__ == "__main__":

@@ -81,7 +81,7 @@ def main() -> None:
         d, d2, state = work / "D", work / "D2", work / "serve-state"
         with StubUpstream() as upstream:
             _show(
-                f"router-train fit irt --split train -o {d}",
+                f"router-train fit irt --split train --output-dir {d}",
                 router_train("fit", "irt", "--split", "train", "--output-dir", str(d)),
             )
             cfg = write_config(

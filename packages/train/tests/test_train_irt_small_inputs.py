@@ -50,7 +50,7 @@ def test_too_few_tasks_for_the_inner_cross_validation_names_the_table_and_flags(
     err = _refused(
         capsys, ["evaluate", "--irt", "--folds", "2", "--no-baselines", "--table", str(five), "-o", out]
     )
-    assert f"{five.name} (5 tasks, --irt with --folds 2): the IRT fit would get 2 train task(s)" in err
+    assert f"{five} (5 tasks, --irt with --folds 2): the IRT fit would get 2 train task(s)" in err
     err = _refused(capsys, ["local", "--irt", "--quiet", "--table", str(five), "--output-dir", out])
     assert f"{five} (5 tasks, --eval-fraction 0.2): the IRT fit would get 4 train task(s)" in err
     err = _refused(capsys, ["local-anypool", "--irt", "--quiet", "--table", str(five), "--output-dir", out])

@@ -130,24 +130,33 @@ def test_a_model_explored_too_little_gets_a_warning_not_a_number() -> None:
 
 
 def _write_log(
-    path: Path, table: Path, *, rate: float = 0.3, cost: str | None = None, win: str | None = None
+    path: Path,
+    table: Path,
+    *,
+    rate: float = 0.3,
+    cost: str | None = None,
+    win: str | None = None,
+    own_ids: bool = False,
 ) -> None:
     """A decision log as serve writes it: the traffic table's tasks routed to the first model, explored
-    at `rate` (serve's draw), each with its outcome from the table (`win`: that model always resolves)."""
+    at `rate` (serve's draw), each with its outcome from the table (`win`: that model always resolves).
+    `own_ids`: a team's own tasks (ids no task file has), each decision keeping the text it routed on."""
     t = load_table(table)
     pool = t.pool.ids
     lines = []
     for n, task in enumerate(sorted(t.tasks, key=lambda x: x.instance_id)):
         s = serve_choice(task.instance_id, pool[0], pool, rate, 0)
         assert s.model is not None and s.propensity is not None
+        instance_id = f"team-{n}" if own_ids else task.instance_id
         d = DecisionRecord(
-            instance_id=task.instance_id, model=s.model, router="irt:x", time="2026-01-01T00:00:00.000Z",
+            instance_id=instance_id, model=s.model, router="irt:x", time="2026-01-01T00:00:00.000Z",
             task=f"k{n:04d}", latency_ms=1.0, router_model=pool[0], explored=s.explored,
-            propensity=s.propensity, scores={m: 0.0 for m in pool},
+            propensity=s.propensity, scores={m: 0.0 for m in pool}, repo=task.repo,
+            issue_text=task.problem_statement if own_ids else None,
         )  # fmt: skip
         resolved = (s.model == win) if win else task.per_model[s.model].resolve_rate >= 0.5
         o = OutcomeRecord(
-            time="2026-01-01T00:00:01.000Z", task=d.task, instance_id=task.instance_id, model=s.model,
+            time="2026-01-01T00:00:01.000Z", task=d.task, instance_id=instance_id, model=s.model,
             resolved=resolved, cost=task.per_model[s.model].cost,
         )  # fmt: skip
         line = record_line(o)
@@ -164,6 +173,11 @@ def test_feedback_estimates_a_candidate_and_refits_a_checkpoint_route_loads(
     _write_log(log, tables["oh"], win="kimi-k2.5-high")
     out = tmp_path / "refit"
     argv = ["feedback", str(log), "--tasks", str(tables["oh"]), "--candidate", str(tables["prior"])]
+    # The log says kimi resolves everything and claude nothing: far from the prior, refused unless accepted.
+    assert main([*argv, "--refit", str(tables["prior"]), "-o", str(out)]) == 2
+    _one_error_line(capsys, "logged resolve rate", "departs from the prior", "--accept-shift")
+    assert not out.exists()
+    argv.append("--accept-shift")
     assert main([*argv, "--refit", str(tables["prior"]), "-o", str(out)]) == 0
     text = capsys.readouterr().out
     assert "off-policy estimates on" in text and f"candidate:{tables['prior']}" in text
@@ -184,6 +198,26 @@ def test_feedback_estimates_a_candidate_and_refits_a_checkpoint_route_loads(
     again = tmp_path / "again"
     assert main([*argv, "--refit", str(tables["prior"]), "-o", str(again)]) == 0
     assert (again / "checkpoint.json").read_bytes() == (out / "checkpoint.json").read_bytes()
+
+
+def test_refit_learns_a_teams_own_tasks_from_the_log_alone(
+    tables: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "team.jsonl"
+    _write_log(log, tables["oh"], own_ids=True)
+    out = tmp_path / "refit"
+    # The traffic is another harness's (OpenHands) than the prior's (bash-only): a real shift, accepted.
+    argv = ["feedback", str(log), "--refit", str(tables["prior"]), "--accept-shift"]
+    assert main([*argv, "-o", str(out)]) == 0
+    assert "refit of" in capsys.readouterr().out and (out / "checkpoint.json").is_file()
+    # the same traffic with only the texts' hashes kept: the texts must come from --tasks
+    hashed = tmp_path / "hashed.jsonl"
+    rows = [json.loads(x) for x in log.read_text().splitlines()]
+    rows = [{**r, "issue_text": None} if r.get("event") == "decision" else r for r in rows]
+    hashed.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    argv[1] = str(hashed)
+    assert main([*argv, "-o", str(tmp_path / "h")]) == 2
+    _one_error_line(capsys, "no text of the logged task 'team-0'", "give --tasks")
 
 
 def _one_error_line(capsys: pytest.CaptureFixture[str], *words: str) -> None:

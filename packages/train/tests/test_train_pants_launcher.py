@@ -1,7 +1,9 @@
 """The repo's `./pants` launcher passes Ctrl-C on as exit 130 (issue 41, item 7): Pants' client turns a
 SIGINT into `Interrupted by user.` and exit 1, so the launcher runs it as a child and maps an interrupted,
-failed run to 130. Tested on the launcher's own function (`run_interruptible`, defined when the launcher
-is sourced) with a fake command that behaves as Pants' client does; Pants itself is never started."""
+failed run to 130. A signal sent to the launcher's pid alone (a process manager's) reaches the child too,
+and killing the launcher leaves no orphan (issue 44, item 8). Tested on the launcher's own function
+(`run_interruptible`, defined when the launcher is sourced) with a fake command that behaves as Pants'
+client does; Pants itself is never started."""
 
 from __future__ import annotations
 
@@ -65,3 +67,75 @@ def test_without_ctrl_c_the_exit_status_passes_through() -> None:
         cmd = [sys.executable, "-c", f"import sys; sys.exit({code})"]
         done = subprocess.run(["bash", "-c", script, "_", str(LAUNCHER), *cmd], timeout=30, check=False)
         assert done.returncode == code
+
+
+# The fake reports its pid, and exits 0 on SIGTERM (as a server shutting down cleanly does).
+FAKE_SERVER = """
+import os, signal, sys, time
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(int(sys.argv[1])))
+try:
+    print(os.getpid(), flush=True)
+    time.sleep(30)
+except KeyboardInterrupt:
+    print("Interrupted by user.", file=sys.stderr, flush=True)
+    sys.exit(1)
+sys.exit(3)
+"""
+
+
+def _start_server(on_term: int = 0) -> tuple[subprocess.Popen[str], int]:
+    script = 'source "$1"; run_interruptible "${@:2}"'
+    proc = subprocess.Popen(
+        ["bash", "-c", script, "_", str(LAUNCHER), sys.executable, "-c", FAKE_SERVER, str(on_term)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None
+    return proc, int(proc.stdout.readline())
+
+
+def _gone(pid: int, within: float = 5.0) -> bool:
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_sigint_to_the_launchers_pid_alone_stops_the_child_and_exits_130() -> None:
+    proc, child = _start_server()
+    os.kill(proc.pid, signal.SIGINT)  # the pid, not the group: as `Popen.send_signal` does
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 130 and "Interrupted by user." in err
+    assert _gone(child)
+
+
+def test_sigterm_to_the_launcher_is_forwarded_and_its_exit_code_kept() -> None:
+    for code in (0, 5):
+        proc, child = _start_server(on_term=code)
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.communicate(timeout=10)
+        assert proc.returncode == code and _gone(child)
+
+
+def test_a_signal_to_the_launchers_group_reaches_the_child_once() -> None:
+    proc, child = _start_server(on_term=4)
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.communicate(timeout=10)
+    assert proc.returncode == 4 and _gone(child)
+
+
+def test_a_killed_launcher_leaves_no_orphan() -> None:
+    proc, child = _start_server()
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    try:
+        assert _gone(child), "the child outlived a SIGKILLed launcher"
+    finally:
+        if not _gone(child, 0.1):
+            os.kill(child, signal.SIGKILL)

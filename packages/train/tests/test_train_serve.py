@@ -150,7 +150,7 @@ def test_sticky_over_a_restart_and_task_id_header(
     (a, a_issue), (b, b_issue) = [(m, v[0]) for m, v in list(issues_by_model.items())[:2]]
     with serving(proxy_app(cfg)) as server:
         assert ask(client(server), conversation(a_issue, 0))[1] == a
-        # The header is the identity: a task id first seen with issue A stays on A's model.
+        # The header names the task, bound to its conversation (issue 44, item 9).
         raw = client(server).chat.completions.with_raw_response.create(
             model="router", messages=conversation(a_issue, 0), extra_headers={TASK_ID_HEADER: "job-7"}
         )
@@ -158,13 +158,24 @@ def test_sticky_over_a_restart_and_task_id_header(
     with serving(proxy_app(cfg)) as server:  # a new server process state, the same store
         c = client(server)
         assert ask(c, conversation(a_issue, 4)) == (f"I am up-{a}", a)
-        raw = c.chat.completions.with_raw_response.create(
+        again = c.chat.completions.with_raw_response.create(
+            model="router", messages=conversation(a_issue, 2), extra_headers={TASK_ID_HEADER: "job-7"}
+        )
+        assert (
+            again.headers[MODEL_HEADER] == a
+            and again.headers["x-router-task"] == raw.headers["x-router-task"]
+        )
+        # Another conversation claiming "job-7" is a task of its own: it never takes job-7's route.
+        claim = c.chat.completions.with_raw_response.create(
             model="router", messages=conversation(b_issue, 1), extra_headers={TASK_ID_HEADER: "job-7"}
         )
-        assert raw.headers[MODEL_HEADER] == a  # B's issue alone would go to b
+        assert (
+            claim.headers[MODEL_HEADER] == b
+            and claim.headers["x-router-task"] != raw.headers["x-router-task"]
+        )
         assert ask(c, conversation(b_issue, 0))[1] == b
-        assert httpx.get(f"{server.url}/health").json()["tasks"] == 3
-    assert [line["model"] for line in log_lines(cfg)] == [a, a, b]
+        assert httpx.get(f"{server.url}/health").json()["tasks"] == 4
+    assert [line["model"] for line in log_lines(cfg)] == [a, a, b, b]
 
 
 def test_repo_header_reaches_the_router(tmp_path: Path, checkpoint: Path, router: Router, stubs: Any) -> None:

@@ -299,8 +299,9 @@ HOSTILE = '<img src=x onerror="alert(1)">&amp;'
 """A model id a page must show as text, never as markup."""
 
 
-def _records(models: list[str], per_model: int = 12) -> ServeRecords:
-    """Tasks spread over two days, served half by exploration, with outcomes."""
+def _records(models: list[str], per_model: int = 12, mixed: bool = False) -> ServeRecords:
+    """Tasks spread over two days, served half by exploration, with outcomes; decided by one checkpoint
+    (named HOSTILE), or with `mixed` every third by another ("ab" * 32)."""
     decisions, outcomes = {}, {}
     for i in range(per_model * len(models)):
         model = models[i % len(models)]
@@ -316,7 +317,7 @@ def _records(models: list[str], per_model: int = 12) -> ServeRecords:
             router_model=models[0],
             explored=model != models[0],
             propensity=0.5 if model == models[0] else 0.25,
-            checkpoint_sha256=HOSTILE if i % 3 else "ab" * 32,
+            checkpoint_sha256="ab" * 32 if mixed and i % 3 == 0 else HOSTILE,
         )
         outcomes[task] = OutcomeRecord(
             time=at, task=task, instance_id=f"task-{i}", model=model, resolved=i % 3 != 0, cost=0.1 + i / 100
@@ -332,7 +333,7 @@ def test_model_names_and_checkpoints_are_text_not_markup() -> None:
         records,
         router=HOSTILE,
         pool=["good-model", HOSTILE],
-        serving_sha256="ab" * 32,
+        serving_sha256=HOSTILE,
         now=datetime(2026, 12, 2, tzinfo=UTC),
         estimate=default_estimates,
     )
@@ -369,3 +370,16 @@ def test_without_chromium_the_browser_test_skips_naming_the_install_line_or_fail
     monkeypatch.setenv(headless_browser.REQUIRE_SERVICES_VAR, "1")
     with pytest.raises(pytest.fail.Exception, match="ROUTER_REQUIRE_SERVICES is set"):
         headless_browser.require_browser()
+
+
+def test_estimates_read_one_checkpoint_when_decisions_come_from_two() -> None:
+    # After a hot refit the store holds two policies' decisions: the page estimates the serving one, as
+    # `router-train feedback --checkpoint-sha` does, and says how many outcomes it left out.
+    records = _records(["good-model", "other-model"], mixed=True)
+    kwargs = dict(router="r", pool=["good-model", "other-model"], now=datetime(2026, 12, 2, tzinfo=UTC))
+    d = dashboard(records, serving_sha256="ab" * 32, estimate=default_estimates, **kwargs)  # type: ignore[arg-type]
+    assert d.estimated_sha256 == "ab" * 32 and d.other_checkpoints == 16
+    assert d.estimates[0].tasks == 8
+    old = dashboard(records, serving_sha256="cd" * 32, estimate=default_estimates, **kwargs)  # type: ignore[arg-type]
+    assert old.estimated_sha256 == HOSTILE and old.other_checkpoints == 8  # the newest with outcomes
+    assert "8 outcome(s) of other checkpoints left out" in render(old)

@@ -176,6 +176,10 @@ def output_directory(path: str | os.PathLike[str], *, owned: Collection[str] = (
         # The whole directory is swapped out: it cannot be the working directory or one holding it.
         raise OutputPathError(f"{shown}: is the working directory or above it; give a subdirectory")
     _check_parent(real, shown)
+    # The directory is published by a rename in its parent: a parent the user cannot write is refused
+    # now, before the work, not after it (issue 44, item 10).
+    if not os.access(real.parent, os.W_OK | os.X_OK):
+        raise OutputPathError(f"{shown}: cannot write in {real.parent}: permission denied")
     for name in owned:
         output_file(p / name)
     return real

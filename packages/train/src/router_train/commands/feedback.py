@@ -2,29 +2,40 @@
 read from its decision log or its store; off-policy estimates of the serving policy, the router's own
 picks, every always-X and `--candidate` checkpoints (IPS, SNIPS, DR with bootstrap intervals and the
 effective sample size; `router_train.offpolicy`); `--long-table OUT.jsonl` exports the outcomes as the
-long table `router-oracle build --long-table` reads; `--refit CKPT -o DIR` refits an IRT checkpoint's
-per-model ability and cost to the traffic (`offpolicy.refit`) and saves it for `route` and `serve`.
+long table `router-oracle build --long-table` reads; `--refit CKPT -o DIR` refits a checkpoint to the
+traffic through its kind's `refit` hook (the IRT kind: per-model ability and cost, `irt.refit`) and saves it
+for `route` and `serve`, unless a model's logged resolve rate departs from the checkpoint's prior beyond
+chance (`offpolicy.shift`; `--accept-shift` to refit anyway).
 
+Every input and output path is checked, and everything computed, before anything is written.
 Exit codes: 0 done, 2 bad input (one line on stderr, nothing written), 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from pydantic import model_validator
 
-from router_oracle.atomic_file import publish_directory, refuse_inputs_as_outputs, write_text_atomic
-from router_oracle.file_hash import sha256_file
+from router_oracle.atomic_file import (
+    OutputPathError,
+    check_output_directory,
+    output_file,
+    publish_directory,
+    refuse_inputs_as_outputs,
+    write_text_atomic,
+)
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.numeric_option import Count, Seed
 from router_train.checkpoint_io import dumps_checkpoint
 from router_train.cli_args import field_flag, options_of
 from router_train.commands import summary
-from router_train.irt.checkpoint import read_irt
-from router_train.offpolicy.estimators import BOOTSTRAP, MIN_TRIED, columns
+from router_train.offpolicy.estimators import BOOTSTRAP, MIN_TRIED
 from router_train.offpolicy.from_log import (
     LoggedTasks,
     candidate_picks,
@@ -33,15 +44,16 @@ from router_train.offpolicy.from_log import (
     logged_tasks,
     task_texts,
 )
-from router_train.offpolicy.refit import RefitReport, refit_checkpoint
+from router_train.offpolicy.shift import shifts
 from router_train.offpolicy.summary import model_summaries, sorted_outcomes, summary_table
+from router_train.route.kinds import RefitRequest, Refitted, RouterKind, refit_kind
 from router_train.route.task import RouteTask, bundled_tasks, read_task_file
-from router_train.serve.export import FeedbackInputError, long_table_lines, read_records
+from router_train.serve.export import FeedbackInputError, ServeRecords, long_table_lines, read_records
 
 CHECKPOINT_NAME = "checkpoint.json"
 """`--refit`'s checkpoint in the output directory (what `route --checkpoint` and serve load)."""
 REFIT_NAME = "refit.json"
-"""What the refit changed, beside it (`offpolicy.refit.RefitReport`)."""
+"""What the refit changed, beside it (the kind's report, e.g. `irt.refit.RefitReport`)."""
 
 
 class Options(FrozenModel):
@@ -66,6 +78,12 @@ class Options(FrozenModel):
     """an IRT checkpoint to refit to the traffic (per-model ability and mean cost); needs --output-dir"""
     output_dir: Path | None = None
     """with --refit: the directory to write checkpoint.json and refit.json to"""
+    checkpoint_sha: str | None = None
+    """estimate (and refit on) the decisions of the router checkpoint with this sha256 (a unique prefix
+    will do); needed when the log holds decisions of several checkpoints"""
+    accept_shift: bool = False
+    """with --refit: refit even when a model's logged resolve rate departs from the checkpoint's prior
+    beyond chance (an outcome source may be poisoned: check `outcome sources` first)"""
 
     @model_validator(mode="after")
     def _refit_needs_a_directory(self) -> Options:
@@ -84,7 +102,9 @@ def register(sub: Any) -> None:
             "estimates (IPS, SNIPS, doubly robust; 95%% bootstrap intervals, effective sample size) of the "
             "serving policy, the router's own picks, every always-X and each --candidate. --long-table "
             "exports the outcomes for `router-oracle build --long-table`; --refit CKPT -o DIR refits an IRT "
-            "checkpoint's per-model ability and cost to the traffic. See docs/feedback.md. Exit codes: "
+            "checkpoint's per-model ability and cost to the traffic (refused when a model's logged resolve "
+            "rate departs from the checkpoint's prior beyond chance, unless --accept-shift). See "
+            "docs/feedback.md. Exit codes: "
             "0 done, 2 bad input (one line on stderr), 130 interrupted."
         ),
     )
@@ -97,96 +117,145 @@ def register(sub: Any) -> None:
     field_flag(p, Options, "min_tried", metavar="N")
     field_flag(p, Options, "refit", metavar="CKPT")
     field_flag(p, Options, "output_dir", "-o", "--output-dir", metavar="DIR")
+    field_flag(p, Options, "checkpoint_sha", metavar="SHA")
+    field_flag(p, Options, "accept_shift", action="store_true")
     p.set_defaults(func=run)
 
 
+def sources_line(records: ServeRecords) -> str:
+    """How many outcomes (latest revisions) each source posted, and how many were corrections."""
+    latest = Counter(o.source for o in records.outcomes.values())
+    corrected = sum(1 for o in records.outcomes.values() if o.revision > 0)
+    parts = ", ".join(f"{source} {n}" for source, n in sorted(latest.items()))
+    return (
+        f"outcome sources: {parts or 'none'}; {corrected} corrected (of {len(records.history)} revisions)\n"
+    )
+
+
+def _check_outputs(options: Options) -> None:
+    """Every output path, before any input is read: a place a file can be written, not an input."""
+    inputs = [("LOG", options.log), ("--refit", options.refit), ("--tasks", options.tasks)]
+    inputs += [("--candidate", c) for c in options.candidate or []]
+    if options.long_table is not None:
+        target = output_file(options.long_table)
+        refuse_inputs_as_outputs([options.long_table], inputs)
+        _writable(target.parent, str(options.long_table))
+    if options.output_dir is not None:
+        check_output_directory(options.output_dir, [CHECKPOINT_NAME, REFIT_NAME], inputs)
+
+
+def _writable(directory: Path, shown: str) -> None:
+    """The nearest existing directory at or above `directory` must be writable (a read-only parent is
+    refused now, not after the work)."""
+    d = directory
+    while not d.exists() and d != d.parent:
+        d = d.parent
+    if not os.access(d, os.W_OK | os.X_OK):
+        raise OutputPathError(f"{shown}: cannot write here: {d} is not writable")
+
+
 def _texts(options: Options, data: LoggedTasks) -> list[RouteTask]:
+    """The logged tasks' inputs: kept in their decisions, else from --tasks (or the bundled tasks)."""
     if options.tasks is None:
-        return task_texts(data.instance_ids, bundled_tasks(), "the bundled tasks")
-    by_id = {t.instance_id: t for t in read_task_file(options.tasks)}
-    return task_texts(data.instance_ids, by_id, f"--tasks {options.tasks}")
+        return task_texts(data, bundled_tasks, "the bundled tasks")
+    tasks = options.tasks
+    return task_texts(data, lambda: {t.instance_id: t for t in read_task_file(tasks)}, f"--tasks {tasks}")
 
 
-def _refit(options: Options, data: LoggedTasks, texts: list[RouteTask]) -> str:
-    """Refit `--refit` to the logged tasks, publish it in `--output-dir`; the lines it prints."""
-    assert options.refit is not None and options.output_dir is not None
-    ckpt = read_irt(options.refit)
-    if ckpt.fit.task_features is not None:  # the served tasks' features are not in the log
-        raise FeedbackInputError(
-            f"{options.refit}: trained on task features ({ckpt.fit.task_features.source}); --refit takes an "
-            "IRT checkpoint fitted on the text alone"
-        )
+def _refit(options: Options, kind: RouterKind, data: LoggedTasks, texts: list[RouteTask]) -> Refitted:
+    """`--refit` through its kind's hook, refused when a model's logged rate departs from the prior."""
+    assert options.refit is not None and kind.refit is not None
     logged = data.logged
-    served = columns(
-        ckpt.pool.ids, [logged.models[j] for j in logged.served], f"{options.log} (refitting {options.refit})"
-    )
-    if not len(served):
-        raise FeedbackInputError(f"{options.log}: no logged outcome to refit {options.refit} on")
-    refit, models = refit_checkpoint(ckpt, [t.record() for t in texts], served, logged.resolved, logged.cost)
-    report = RefitReport(
-        prior=str(options.refit),
-        prior_sha256=sha256_file(options.refit),
-        log=str(options.log),
-        tasks=len(served),
-        models=models,
-    )
-    with publish_directory(options.output_dir, owned=[CHECKPOINT_NAME, REFIT_NAME]) as staged:
-        (staged / CHECKPOINT_NAME).write_text(dumps_checkpoint(refit), encoding="utf-8")
-        (staged / REFIT_NAME).write_text(report.model_dump_json(indent=1) + "\n", encoding="utf-8")
-    lines = [
-        f"refit of {options.refit} on {len(served)} logged outcomes "
-        "(IRT: per-model ability shift, mean cost):"
-    ]
-    lines.append(
-        f"{'model':<28} {'outcomes':>8} {'observed':>8} {'public P':>8} {'refit P':>8} "
-        f"{'shift':>7} {'cost':>15}"
-    )
-    for m in models:
-        obs = f"{m.observed_resolved:.3f}" if m.observed_resolved is not None else "-"
-        lines.append(
-            f"{m.model:<28} {m.outcomes:>8} {obs:>8} {m.public_predicted:>8.3f} {m.refit_predicted:>8.3f} "
-            f"{m.shift:>+7.3f} {m.public_cost:>6.4f}->{m.refit_cost:.4f}"
+    refitted = kind.refit(
+        RefitRequest(
+            checkpoint=options.refit,
+            tasks=texts,
+            served=[logged.models[j] for j in logged.served],
+            resolved=logged.resolved,
+            cost=logged.cost,
+            log=str(options.log),
         )
-    lines.append(f"wrote {options.output_dir / CHECKPOINT_NAME} (route --checkpoint, serve) and {REFIT_NAME}")
-    return "\n".join(lines) + "\n"
+    )
+    moved = shifts(refitted.evidence)
+    if moved and not options.accept_shift:
+        more = f" (and {len(moved) - 1} more)" if len(moved) > 1 else ""
+        raise FeedbackInputError(
+            f"{options.log}: {moved[0].line()}{more}: an outcome source may be poisoned (see `outcome "
+            "sources`); nothing refitted; --accept-shift refits anyway"
+        )
+    return refitted
+
+
+def _report(records: ServeRecords, data: LoggedTasks, long_table: Path | None) -> list[str]:
+    """The summary: per model, the outcome sources, what the estimates read."""
+    outcomes = sorted_outcomes(records)
+    out = [summary_table(model_summaries(records))]
+    wrote = f"; wrote {long_table}" if long_table is not None else ""
+    out.append(f"{len(records.decisions)} tasks decided, {len(outcomes)} with an outcome{wrote}\n")
+    out.append(sources_line(records))
+    which = data.checkpoint_sha256 or "none (an LLM router, or decisions without a checkpoint)"
+    out.append(f"decisions of router checkpoint sha256 {which}")
+    out.append(
+        f"; {data.other_checkpoints} outcome(s) of other checkpoints left out\n"
+        if data.other_checkpoints
+        else "\n"
+    )
+    if data.skipped:
+        out.append(f"{data.skipped} outcome(s) left out of the estimates: no decision with a propensity\n")
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
     options = options_of(Options, args)
-    if options.long_table is not None:
-        refuse_inputs_as_outputs([options.long_table], [("LOG", options.log)])
-    if options.output_dir is not None:
-        refuse_inputs_as_outputs(
-            [options.output_dir / CHECKPOINT_NAME, options.output_dir / REFIT_NAME],
-            [("LOG", options.log), ("--refit", options.refit), ("--tasks", options.tasks)],
-        )
+    _check_outputs(options)
+    kind = refit_kind(options.refit) if options.refit is not None else None
     records = read_records(options.log)
+    if records.torn:
+        lines = ", ".join(map(str, records.torn))
+        print(
+            f"{options.log}: skipped {len(records.torn)} torn line(s) a crash cut mid-write (line {lines})",
+            file=sys.stderr,
+        )
     outcomes = sorted_outcomes(records)
-    if options.long_table is not None:
-        write_text_atomic(options.long_table, long_table_lines(outcomes, str(options.log)))
-    print(summary_table(model_summaries(records)), end="")
-    print(f"{len(records.decisions)} tasks decided, {len(outcomes)} with an outcome", end="")
-    print(f"; wrote {options.long_table}" if options.long_table is not None else "")
-    data = logged_tasks(records)
-    if data.skipped:
-        print(f"{data.skipped} outcome(s) left out of the estimates: no decision with a propensity")
+    table = long_table_lines(outcomes, str(options.log)) if options.long_table is not None else None
+    data = logged_tasks(records, str(options.log), options.checkpoint_sha)
+    out = _report(records, data, options.long_table)
     n = len(data.logged.served)
+    if n == 0 and kind is not None:
+        raise FeedbackInputError(
+            f"{options.log}: no logged outcome with a propensity to refit {options.refit} on"
+        )
+    refitted = None
     if n == 0:
-        print("no logged outcome with a propensity: no off-policy estimates")
-        return 0
-    texts = _texts(options, data) if options.candidate or options.refit is not None else []
-    candidates = []
-    for path in options.candidate or []:
-        picks, q = candidate_picks(path, texts, data.logged.models)
-        candidates.append((f"candidate:{path}", picks, q))
-    estimates = estimate_all(
-        data, candidates, bootstrap=options.bootstrap, seed=options.seed, min_tried=options.min_tried
-    )
-    print(
-        f"\noff-policy estimates on {n} logged outcomes (resolved rate; cost per task, USD; "
-        f"95% bootstrap intervals, {options.bootstrap} resamples):"
-    )
-    print(estimates_table(estimates), end="")
-    if options.refit is not None:
-        print("\n" + _refit(options, data, texts), end="")
+        out.append("no logged outcome with a propensity: no off-policy estimates\n")
+    else:
+        texts = _texts(options, data) if options.candidate or kind is not None else []
+        candidates = []
+        for path in options.candidate or []:
+            picks, q = candidate_picks(path, texts, data.logged.models)
+            candidates.append((f"candidate:{path}", picks, q))
+        estimates = estimate_all(
+            data, candidates, bootstrap=options.bootstrap, seed=options.seed, min_tried=options.min_tried
+        )
+        out.append(
+            f"\noff-policy estimates on {n} logged outcomes (resolved rate; cost per task, USD; "
+            f"95% bootstrap intervals, {options.bootstrap} resamples):\n"
+        )
+        out.append(estimates_table(estimates))
+        if kind is not None:
+            refitted = _refit(options, kind, data, texts)
+    # Everything is computed and checked: now write.
+    if table is not None and options.long_table is not None:
+        write_text_atomic(options.long_table, table)
+    if refitted is not None and options.output_dir is not None:
+        with publish_directory(options.output_dir, owned=[CHECKPOINT_NAME, REFIT_NAME]) as staged:
+            (staged / CHECKPOINT_NAME).write_text(dumps_checkpoint(refitted.checkpoint), encoding="utf-8")
+            (staged / REFIT_NAME).write_text(
+                refitted.report.model_dump_json(indent=1) + "\n", encoding="utf-8"
+            )
+        out.append("\n" + refitted.table)
+        out.append(
+            f"wrote {options.output_dir / CHECKPOINT_NAME} (route --checkpoint, serve) and {REFIT_NAME}\n"
+        )
+    print("".join(out), end="")
     return 0

@@ -179,6 +179,12 @@ def render(d: Dashboard) -> str:
         if d.skipped
         else ""
     )
+    if d.other_checkpoints and d.estimated_sha256 is not None:
+        skipped += (
+            f'<p class="warn">Estimates of checkpoint {escape(d.estimated_sha256[:12])} alone; '
+            f"{d.other_checkpoints} outcome(s) of other checkpoints left out "
+            f"(<code>router-train feedback --checkpoint-sha</code>).</p>"
+        )
     parts = [
         "<!doctype html><html lang=en><head><meta charset=utf-8>",
         '<meta name="viewport" content="width=device-width, initial-scale=1">',

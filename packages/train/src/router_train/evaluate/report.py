@@ -64,6 +64,9 @@ class TableInfo(FrozenModel):
     """Pool model ids, in pool order."""
     n_tasks: int
     """Tasks in the whole table."""
+    path: str | None = Field(default=None, exclude=True)
+    """The table's path as the user gave it, for messages (not written: reports compare across
+    machines); None: not read from a file."""
 
 
 class Design(FrozenModel):

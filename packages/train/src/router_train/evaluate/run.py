@@ -70,7 +70,11 @@ def read_table(path: str | os.PathLike[str]) -> tuple[OracleTable, TableInfo]:
     """Load a table and describe it by file name and sha256 (so the report names exactly what it judged)."""
     table = load_table(path)
     info = TableInfo(
-        file=Path(path).name, sha256=sha256_file(path), pool=table.pool.ids, n_tasks=len(table.tasks)
+        file=Path(path).name,
+        sha256=sha256_file(path),
+        pool=table.pool.ids,
+        n_tasks=len(table.tasks),
+        path=os.fspath(path),
     )
     return table, info
 
@@ -364,7 +368,8 @@ def evaluate(
     if irt:  # too few train tasks for its inner cross-validation: said now, in the user's numbers
         how = f"--folds {folds}" if folds is not None else f"--split {split}, --eval-fraction {eval_fraction}"
         smallest = min(len(p.train) for p in d.partitions)
-        check_enough_tasks(smallest, IrtConfig(), f"{origin} ({len(d.tasks)} tasks, --irt with {how})")
+        shown = table_info.path or origin  # the path as given: the user finds the file by it
+        check_enough_tasks(smallest, IrtConfig(), f"{shown} ({len(d.tasks)} tasks, --irt with {how})")
     # Which learned routers are fitted, and how: each kind's entry of the registry (`route.kinds`).
     request = FitRequest(
         table, d.tasks, include_baselines, list(local_routers), irt, task_features, safe_point

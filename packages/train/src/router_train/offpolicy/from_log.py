@@ -4,8 +4,8 @@ always-X, candidate checkpoints routing each logged task's text)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +25,7 @@ from router_train.route.load import load_router
 from router_train.route.spec import CheckpointSpec
 from router_train.route.task import RouteTask
 from router_train.serve.export import FeedbackInputError, ServeRecords
+from router_train.serve.records import DecisionRecord
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,14 @@ class LoggedTasks:
     """The router's own pick per task (column); None when it gave no route on some task."""
     skipped: int
     """Outcomes left out: no decision, or a decision without a propensity (a log from before `[explore]`)."""
+    decisions: list[DecisionRecord] = field(default_factory=list)
+    """Each logged task's decision (what it was routed on: `issue_text`, `repo`)."""
+    where: list[str] = field(default_factory=list)
+    """Where each logged task's outcome was read (`LOG: line N`, `STORE: task KEY`), for messages."""
+    checkpoint_sha256: str | None = None
+    """The router checkpoint whose decisions these are (None: an LLM router, or an older log)."""
+    other_checkpoints: int = 0
+    """Outcomes left out: decided by another checkpoint than `checkpoint_sha256` (`--checkpoint-sha`)."""
 
 
 def log_pool(records: ServeRecords) -> list[str]:
@@ -49,17 +58,51 @@ def log_pool(records: ServeRecords) -> list[str]:
     return sorted(models)
 
 
-def logged_tasks(records: ServeRecords) -> LoggedTasks:
-    """The off-policy data of `records`."""
+def checkpoint_of(records: ServeRecords, source: str, checkpoint_sha: str | None) -> str | None:
+    """The one checkpoint sha256 whose decisions are estimated: `checkpoint_sha` (a unique prefix will
+    do), else the only one the outcomes' decisions show; decisions of two checkpoints without it are
+    one `FeedbackInputError` (two policies are not one)."""
+    shas = sorted(
+        {d.checkpoint_sha256 or "" for t in records.outcomes if (d := records.decisions.get(t)) is not None}
+    )
+    named = ", ".join(s[:16] or "none (an LLM router)" for s in shas)
+    if checkpoint_sha is None:
+        if len(shas) > 1:
+            raise FeedbackInputError(
+                f"{source}: the outcomes' decisions come from {len(shas)} router checkpoints "
+                f"(sha256 {named}); give --checkpoint-sha SHA to estimate one of them"
+            )
+        return shas[0] or None if shas else None
+    match = [s for s in shas if s and s.startswith(checkpoint_sha.lower())]
+    if len(match) != 1:
+        raise FeedbackInputError(
+            f"--checkpoint-sha {checkpoint_sha}: "
+            + ("matches none" if not match else f"matches {len(match)}")
+            + f" of the checkpoints of {source} (sha256 {named})"
+        )
+    return match[0]
+
+
+def logged_tasks(
+    records: ServeRecords, source: str = "the log", checkpoint_sha: str | None = None
+) -> LoggedTasks:
+    """The off-policy data of `records` (read from `source`): the decisions of one checkpoint
+    (`checkpoint_of`); costs whose weighted sums would overflow are refused, naming the record."""
+    sha = checkpoint_of(records, source, checkpoint_sha)
     pool = log_pool(records)
     col = {m: j for j, m in enumerate(pool)}
     served, prop, resolved, cost, ids, router = [], [], [], [], [], []
-    skipped = 0
+    kept: list[DecisionRecord] = []
+    where: list[str] = []
+    skipped = other = 0
     for key in sorted(records.outcomes):
         o = records.outcomes[key]
         d = records.decisions.get(key)
         if d is None or d.propensity is None or d.model != o.model:
             skipped += 1
+            continue
+        if (d.checkpoint_sha256 or None) != sha:
+            other += 1
             continue
         served.append(col[o.model])
         prop.append(d.propensity)
@@ -67,6 +110,8 @@ def logged_tasks(records: ServeRecords) -> LoggedTasks:
         cost.append(np.nan if o.cost is None else o.cost)
         ids.append(o.instance_id)
         router.append(col[d.router_model] if d.router_model is not None else -1)
+        kept.append(d)
+        where.append(records.where.get(key, f"{source}: task {key}"))
     picks = np.asarray(router, dtype=np.int64)
     logged = Logged(
         models=pool,
@@ -75,19 +120,49 @@ def logged_tasks(records: ServeRecords) -> LoggedTasks:
         resolved=np.asarray(resolved, dtype=float),
         cost=np.asarray(cost, dtype=float),
     )
-    return LoggedTasks(logged, ids, None if (picks < 0).any() else picks, skipped)
+    _check_sums(logged, where)
+    return LoggedTasks(logged, ids, None if (picks < 0).any() else picks, skipped, kept, where, sha, other)
 
 
-def task_texts(ids: Sequence[str], tasks: Mapping[str, RouteTask], source: str) -> list[RouteTask]:
-    """The logged tasks' texts, by instance id; a missing one is one error naming `source`."""
-    missing = [i for i in ids if i not in tasks]
+def _check_sums(logged: Logged, where: Sequence[str]) -> None:
+    """Every estimate sums at most n weighted costs, each at most the largest cost / propensity: refuse,
+    naming its record, a cost that makes that bound non-finite (the estimates would print inf or nan)."""
+    priced = ~np.isnan(logged.cost)
+    if not priced.any():
+        return
+    with np.errstate(over="ignore"):
+        weighted = np.where(priced, logged.cost, 0.0) / logged.propensity
+        bound = float(weighted.max()) * len(weighted) * 2
+    if not np.isfinite(bound):
+        i = int(np.argmax(weighted))
+        raise FeedbackInputError(
+            f"{where[i]}: cost {logged.cost[i]:g} USD (propensity {logged.propensity[i]:g}) makes the "
+            "estimates' sums overflow: not a cost a task can have"
+        )
+
+
+def task_texts(
+    data: LoggedTasks, tasks: Callable[[], Mapping[str, RouteTask]], source: str
+) -> list[RouteTask]:
+    """The logged tasks' inputs: each decision's own text (`DecisionRecord.issue_text`), else the text of
+    its instance id in `tasks` (read only when some decision kept no text); a missing one is one error
+    naming `source`."""
+    out: list[RouteTask | None] = [
+        RouteTask(instance_id=i, repo=d.repo, problem_statement=d.issue_text) if d.issue_text else None
+        for i, d in zip(data.instance_ids, data.decisions, strict=True)
+    ]
+    if all(t is not None for t in out) and out:
+        return [t for t in out if t is not None]
+    by_id = tasks()
+    missing = [i for i, t in zip(data.instance_ids, out, strict=True) if t is None and i not in by_id]
     if missing:
         raise FeedbackInputError(
             f"{source}: no text of the logged task {missing[0]!r}"
             + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
-            + ": give --tasks with the traffic's task texts (JSONL with instance_id, repo, problem_statement)"
+            + ': its decision kept none ([feedback] task_text = "hash", or an older serve); give --tasks '
+            "with the traffic's task texts (JSONL with instance_id, repo, problem_statement)"
         )
-    return [tasks[i] for i in ids]
+    return [t if t is not None else by_id[i] for i, t in zip(data.instance_ids, out, strict=True)]
 
 
 def candidate_picks(
@@ -148,7 +223,10 @@ DIGITS = {"resolved": 3, "cost": 4}
 
 
 def interval_cell(iv: Interval, digits: int) -> str:
-    """An estimate and its interval as the tables print it: `value [low, high]`."""
+    """An estimate and its interval as the tables print it: `value [low, high]`; an undefined one (SNIPS
+    with no matched task: 0/0) is `n/a`."""
+    if not all(np.isfinite(v) for v in (iv.value, iv.low, iv.high)):
+        return "n/a"
     return f"{iv.value:.{digits}f} [{iv.low:.{digits}f}, {iv.high:.{digits}f}]"
 
 

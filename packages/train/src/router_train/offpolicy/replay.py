@@ -1,7 +1,7 @@
 """Deployment replayed on real outcomes: a prior IRT router serves another harness's traffic of the same
 models, task by task in a seeded order, exploring as `serve`'s `[explore]` does (`serve.explore`), learning
 each served task's outcome and cost, and refitting every M tasks with `feedback --refit`'s refit
-(`offpolicy.refit`). The traffic table holds every model's outcome on every task, so the replay also knows
+(`irt.refit`). The traffic table holds every model's outcome on every task, so the replay also knows
 what the static prior, the best fixed model in hindsight and the oracle would have got on the same
 stream, and the true value of every policy that the off-policy estimators guess from the log at the end.
 
@@ -20,9 +20,9 @@ from router_oracle.frontier import ModelPoint, best_mix_at_cost
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.table import OracleTable
 from router_train.irt.checkpoint import IrtCheckpoint
+from router_train.irt.refit import fit_costs, fit_shifts, model_probabilities, model_run_columns
 from router_train.irt.router import FittedIrtRouter, near_tie_routes
 from router_train.offpolicy.estimators import Logged, PolicyEstimate, always, estimate_policy
-from router_train.offpolicy.refit import fit_costs, fit_shifts, model_probabilities, model_run_columns
 from router_train.scoring.dial import outcome_matrices
 from router_train.serve.explore import serve_choice
 

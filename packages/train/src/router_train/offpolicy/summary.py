@@ -4,6 +4,7 @@ The CLI prints it as text; `GET /dashboard` draws it (`router_train.dashboard`):
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 
@@ -47,7 +48,7 @@ def model_summaries(records: ServeRecords) -> list[ModelSummary]:
                 explored=explored[model],
                 outcomes=len(mine),
                 resolved=sum(o.resolved for o in mine) / len(mine) if mine else None,
-                mean_cost=sum(costs) / len(costs) if costs else None,
+                mean_cost=math.fsum(costs) / len(costs) if costs else None,
             )
         )
     return rows

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import re
+import sys
 import time
 import weakref
-from collections.abc import AsyncIterable, AsyncIterator, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,17 +26,19 @@ from starlette.routing import Route
 from router_oracle.file_hash import sha256_file
 from router_train.route import CheckpointSpec, Decision, EndpointError, Router, RouteTask
 from router_train.route.task import REPO_PATTERN, issue_id
-from router_train.serve.config import ROUTER_MODEL, ServeConfig, UpstreamConfig, api_key, feedback_token
+from router_train.serve.config import ROUTER_MODEL, ServeConfig, UpstreamConfig, api_key, feedback_tokens
 from router_train.serve.explore import serve_choice
-from router_train.serve.feedback import FEEDBACK_PATH, authorized, parse_feedback
+from router_train.serve.feedback import FEEDBACK_PATH, FeedbackRequest, parse_feedback, token_source
 from router_train.serve.identity import (
     REPO_HEADER,
     TASK_ID_HEADER,
     RequestError,
     first_user_message,
     issue_text,
+    kept_text,
     task_key,
 )
+from router_train.serve.json_body import parse_json_body
 from router_train.serve.records import (
     DecisionRecord,
     FallbackRecord,
@@ -151,7 +155,8 @@ class Proxy:
         spec = config.router
         self.checkpoint_sha256 = sha256_file(spec.checkpoint) if isinstance(spec, CheckpointSpec) else None
         """sha256 of the router's checkpoint file, written in every decision (None: an LLM router)."""
-        self.feedback_token = feedback_token(config)
+        self.feedback_tokens = feedback_tokens(config)
+        """Source name -> bearer token of `POST /v1/feedback` (empty without `[feedback]`)."""
 
     @property
     def store(self) -> StickyStore:
@@ -237,10 +242,7 @@ class Proxy:
     # --- request parsing and routing ------------------------------------------------------------
 
     def _parse(self, raw: bytes) -> dict[str, Any]:
-        try:
-            body = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise RequestError(f"the request body is not valid JSON: {exc}") from None
+        body = parse_json_body(raw, "the request body")
         if not isinstance(body, dict):
             raise RequestError("the request body must be a JSON object")
         messages = body.get("messages")
@@ -287,7 +289,7 @@ class Proxy:
                 self.log.write(RouterErrorRecord(time=_now(), task=key, error=error))
                 raise NoRoute(f"the router failed: {error}") from None
             latency_ms = (time.perf_counter() - started) * 1000
-            record = self._decision(key, decision, latency_ms)
+            record = self._decision(key, decision, latency_ms, task)
             self.log.write(record)
             if record.model is None:
                 raise NoRoute(
@@ -296,9 +298,11 @@ class Proxy:
             self.store.put(record)
             return Routed(record.model, key)
 
-    def _decision(self, key: str, decision: Decision, latency_ms: float) -> DecisionRecord:
-        """The record of a new task's decision: the router's, or an exploration draw's (`[explore]`)."""
+    def _decision(self, key: str, decision: Decision, latency_ms: float, task: RouteTask) -> DecisionRecord:
+        """The record of a new task's decision: the router's, or an exploration draw's (`[explore]`), with
+        the text routed on as `[feedback]` keeps it (`identity.kept_text`)."""
         pick = decision.model if decision.model in self.config.upstreams else None
+        text, digest = kept_text(task.problem_statement, self.config.feedback)
         explore = self.config.explore
         served = serve_choice(
             key, pick, self.pool, explore.rate if explore else 0.0, explore.seed if explore else 0
@@ -312,6 +316,9 @@ class Proxy:
             explored=served.explored,
             propensity=served.propensity,
             checkpoint_sha256=self.checkpoint_sha256,
+            repo=task.repo,
+            issue_text=text,
+            issue_sha256=digest,
         )
 
     # --- usage and outcomes -----------------------------------------------------------------------
@@ -355,21 +362,31 @@ class Proxy:
         self.log.write(record)
 
     async def feedback(self, request: Request) -> Response:
-        """`POST /v1/feedback`: a task's outcome, committed once (the same one again: 200, another: 409)."""
-        assert self.feedback_token is not None, "the route exists only with [feedback]"
-        if not authorized(request.headers.get("authorization"), self.feedback_token):
+        """`POST /v1/feedback`: a task's outcome, committed once (the same one again: 200, another: 409),
+        or corrected by a source of `[feedback] correctors` (`"correction": true`: a new revision)."""
+        feedback = self.config.feedback
+        assert feedback is not None, "the route exists only with [feedback]"
+        source = token_source(request.headers.get("authorization"), self.feedback_tokens)
+        if source is None:
             return error_response(
                 401,
-                "feedback needs `Authorization: Bearer <token>` with the token of [feedback] token_env",
+                "feedback needs `Authorization: Bearer <token>` with a token of [feedback] "
+                "(token_env or tokens)",
                 "authentication_error",
                 {"www-authenticate": "Bearer"},
             )
         try:
-            report = parse_feedback(await read_body(request))
+            report = parse_feedback(await read_body(request), feedback.max_cost)
         except BodyRefused as exc:
             return error_response(exc.status, str(exc), "invalid_request_error")
         except RequestError as exc:
             return error_response(400, str(exc), "invalid_request_error")
+        if report.correction and source not in feedback.correctors:
+            return error_response(
+                403,
+                f"source {source!r} may not correct outcomes (not in [feedback] correctors)",
+                "permission_error",
+            )
         keys = self.store.tasks_named(report.task)
         if not keys:
             return error_response(
@@ -386,27 +403,47 @@ class Proxy:
             return error_response(
                 409, f"task {report.task!r} was routed by an older serve, without a record", "conflict"
             )
-        proxy_cost = self.store.usage(keys[0]).proxy_cost
+        return self._commit_outcome(report, source, decision)
+
+    def _commit_outcome(self, report: FeedbackRequest, source: str, decision: DecisionRecord) -> Response:
+        """Record a report as the task's first outcome, or as a correction (latest revision + 1)."""
+        assert decision.model is not None
+        latest = self.store.outcome(decision.task)
+        if latest is not None and (latest.resolved, latest.reported_cost) == (report.resolved, report.cost):
+            return JSONResponse(latest.model_dump(mode="json"))  # the same report again: idempotent
+        if latest is not None and not report.correction:
+            return error_response(
+                409,
+                f"task {report.task!r} has an outcome already (resolved={str(latest.resolved).lower()}, "
+                f"cost={json.dumps(latest.reported_cost)}); a different one is refused "
+                '(a corrector source sends it with "correction": true)',
+                "conflict",
+            )
+        proxy_cost = self.store.usage(decision.task).proxy_cost
+        if proxy_cost is not None and not math.isfinite(proxy_cost):
+            proxy_cost = None  # an upstream's absurd token counts: unpriced rather than infinite
         outcome = OutcomeRecord(
             time=_now(),
-            task=keys[0],
+            task=decision.task,
             instance_id=decision.instance_id,
             model=decision.model,
             resolved=report.resolved,
             reported_cost=report.cost,
             proxy_cost=proxy_cost,
             cost=report.cost if report.cost is not None else proxy_cost,
+            source=source,
+            revision=0 if latest is None else latest.revision + 1,
         )
         kept = self.store.record_outcome(outcome)
         if kept is None:
             self.log.write(outcome)  # after the commit: a logged outcome is a committed one
             return JSONResponse(outcome.model_dump(mode="json"))
         if (kept.resolved, kept.reported_cost) == (outcome.resolved, outcome.reported_cost):
-            return JSONResponse(kept.model_dump(mode="json"))  # the same report again: idempotent
+            return JSONResponse(kept.model_dump(mode="json"))  # a concurrent same report won the revision
         return error_response(
             409,
-            f"task {report.task!r} has an outcome already (resolved={str(kept.resolved).lower()}, "
-            f"cost={json.dumps(kept.reported_cost)}); a different one is refused",
+            f"task {report.task!r}: another outcome was recorded at revision {kept.revision} meanwhile; "
+            "read it and send again",
             "conflict",
         )
 
@@ -504,6 +541,24 @@ async def _relay(upstream: httpx.Response, model_id: str) -> AsyncIterator[bytes
         await upstream.aclose()  # also when the client went away and the stream was cancelled
 
 
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def guarded(handler: Handler) -> Handler:
+    """`handler`, with any exception it did not expect answered 500 in one JSON line and reported in one
+    line on stderr: Starlette's own handler would print a traceback into serve's output (issue 44)."""
+
+    async def run(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except Exception as exc:
+            what = f"{type(exc).__name__}: {exc}".splitlines()[0][:300] if str(exc) else type(exc).__name__
+            print(f"serve: {request.method} {request.url.path}: internal error: {what}", file=sys.stderr)
+            return error_response(500, f"internal error: {what}", "server_error")
+
+    return run
+
+
 def build_app(
     config: ServeConfig, router: Router, on_ready: Callable[[Proxy], None] | None = None
 ) -> Starlette:
@@ -521,12 +576,12 @@ def build_app(
             await proxy.stop()
 
     routes = [
-        Route("/v1/chat/completions", proxy.chat_completions, methods=["POST"]),
-        Route("/v1/models", proxy.models, methods=["GET"]),
-        Route("/health", proxy.health, methods=["GET"]),
+        Route("/v1/chat/completions", guarded(proxy.chat_completions), methods=["POST"]),
+        Route("/v1/models", guarded(proxy.models), methods=["GET"]),
+        Route("/health", guarded(proxy.health), methods=["GET"]),
     ]
     if config.feedback is not None:
-        routes.append(Route(FEEDBACK_PATH, proxy.feedback, methods=["POST"]))
+        routes.append(Route(FEEDBACK_PATH, guarded(proxy.feedback), methods=["POST"]))
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.proxy = proxy
     return app

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
@@ -64,13 +65,53 @@ class UpstreamConfig(FrozenModel):
         return (prompt_tokens * self.input_price + completion_tokens * self.output_price) / 1e6
 
 
+FEEDBACK_SOURCE = "feedback"
+"""The source name of the outcomes posted with `[feedback] token_env`'s token (`OutcomeRecord.source`)."""
+MAX_COST = 100.0
+"""`[feedback] max_cost`'s default, USD per task: above what any agent run on SWE-bench-sized tasks spends
+(a long run of the dearest model is a few dollars), far below a number that overflows a sum."""
+MAX_TASK_TEXT_BYTES = 256 * 1024
+"""`[feedback] max_task_text_bytes`'s default: a long issue is tens of KB."""
+
+
 class FeedbackConfig(FrozenModel):
     """`[feedback]`: the `POST /v1/feedback` route, where a harness reports each task's outcome."""
 
-    token_env: str = Field(min_length=1)
+    token_env: str | None = Field(default=None, min_length=1)
     """Environment variable holding the bearer token a feedback request must carry (`Authorization:
-    Bearer <token>`; without it, 401). The token is never in the file; an unset variable is refused at
-    start."""
+    Bearer <token>`; without it, 401); its outcomes' source is "feedback". The token is never in the file;
+    an unset variable is refused at start. Give it, `tokens`, or both."""
+    tokens: dict[str, str] = Field(default_factory=dict)
+    """Several named tokens: source name -> environment variable holding that source's token. An outcome
+    records the source whose token posted it (`OutcomeRecord.source`); `router-train feedback` counts
+    outcomes per source."""
+    correctors: list[str] = Field(default_factory=list)
+    """The sources allowed to correct an outcome (`"correction": true`: a new revision, kept as history;
+    estimates use the latest). Default none: a task's first outcome is final."""
+    max_cost: float = Field(default=MAX_COST, gt=0, allow_inf_nan=False)
+    """The largest `cost` (USD per task) a report may carry; over it, 400 naming the field."""
+    task_text: Literal["keep", "hash"] = "keep"
+    """What each decision record keeps of the issue text the router routed on: "keep" the text (up to
+    `max_task_text_bytes`; `feedback --refit` then needs no task file), or "hash" only its sha256 (for
+    privacy; `--refit` then reads the texts from `--tasks`)."""
+    max_task_text_bytes: int = Field(default=MAX_TASK_TEXT_BYTES, ge=0)
+    """A routed text longer than this (UTF-8 bytes) is kept as its sha256 only."""
+
+    @model_validator(mode="after")
+    def _sources(self) -> FeedbackConfig:
+        if self.token_env is None and not self.tokens:
+            raise ValueError("give token_env or tokens (the bearer tokens feedback requests carry)")
+        if self.token_env is not None and FEEDBACK_SOURCE in self.tokens:
+            raise ValueError(f"tokens.{FEEDBACK_SOURCE} is token_env's source name; name it otherwise")
+        unknown = [c for c in self.correctors if c not in self.sources()]
+        if unknown:
+            raise ValueError(f"correctors: {unknown[0]!r} is not a source ({', '.join(self.sources())})")
+        return self
+
+    def sources(self) -> dict[str, str]:
+        """Source name -> the environment variable of its token."""
+        named = {FEEDBACK_SOURCE: self.token_env} if self.token_env is not None else {}
+        return {**named, **self.tokens}
 
 
 class AdminConfig(FrozenModel):
@@ -156,8 +197,11 @@ def check_serves_pool(config: ServeConfig, pool: list[str], path: str | os.PathL
             raise ServeConfigError(
                 f"{path}: upstreams.{model_id!r}.api_key_env: variable {up.api_key_env} is not set"
             )
-    if config.feedback is not None and not os.environ.get(config.feedback.token_env):
-        raise ServeConfigError(f"{path}: feedback.token_env: variable {config.feedback.token_env} is not set")
+    if config.feedback is not None:
+        for source, env in config.feedback.sources().items():
+            field = "token_env" if source == FEEDBACK_SOURCE else f"tokens.{source}"
+            if not os.environ.get(env):
+                raise ServeConfigError(f"{path}: feedback.{field}: variable {env} is not set")
     if config.admin is not None and not os.environ.get(config.admin.token_env):
         raise ServeConfigError(f"{path}: admin.token_env: variable {config.admin.token_env} is not set")
 
@@ -166,12 +210,13 @@ def api_key(up: UpstreamConfig) -> str | None:
     return os.environ.get(up.api_key_env) if up.api_key_env else None
 
 
-def feedback_token(config: ServeConfig) -> str | None:
-    """The bearer token feedback requests must carry; None without `[feedback]` (or an unset variable,
-    which `check_serves_pool` refuses at start)."""
+def feedback_tokens(config: ServeConfig) -> dict[str, str]:
+    """Source name -> the bearer token its feedback requests carry; empty without `[feedback]` (an unset
+    variable is refused at start by `check_serves_pool`, and left out here)."""
     if config.feedback is None:
-        return None
-    return os.environ.get(config.feedback.token_env) or None
+        return {}
+    sources = config.feedback.sources().items()
+    return {source: os.environ[env] for source, env in sources if os.environ.get(env)}
 
 
 def admin_token(config: ServeConfig) -> str | None:

@@ -11,17 +11,20 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import ValidationError
 
-from router_oracle.text_file import read_text_file
 from router_oracle.validation_message import one_line
 from router_train.serve.records import DecisionRecord, OutcomeRecord, RecordError, parse_record
 
 STORE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 """A file with one of these suffixes is read as serve's store; anything else as its decision log."""
+
+
+Stored = TypeVar("Stored", DecisionRecord, OutcomeRecord)
 
 
 class FeedbackInputError(ValueError):
@@ -30,39 +33,97 @@ class FeedbackInputError(ValueError):
 
 @dataclass(frozen=True)
 class ServeRecords:
-    """A store's or a log's decisions and outcomes, each by task key."""
+    """A store's or a log's decisions and outcomes (each task's latest revision), each by task key."""
 
     decisions: dict[str, DecisionRecord]
     outcomes: dict[str, OutcomeRecord]
+    where: dict[str, str] = field(default_factory=dict)
+    """Task key -> where its outcome was read (`LOG: line N`, `STORE: task KEY`), for messages."""
+    torn: tuple[int, ...] = ()
+    """Lines of the log a crash cut mid-write, skipped (`read_log`'s rule); empty for a store."""
+    history: tuple[OutcomeRecord, ...] = ()
+    """Every outcome revision read, by (task, revision)."""
+
+
+def _torn_lines(lines: list[bytes], terminated: bool) -> set[int]:
+    """The torn-line rule, the one place it is spelt: a line is torn (a crash cut it mid-write) when it is
+    the file's last line without its newline, or when the next line is serve's fence (`FenceRecord`,
+    written on reopening such a log). Line numbers from 1."""
+    torn = set()
+    if lines and not terminated:
+        torn.add(len(lines))
+    for n, line in enumerate(lines[1:], start=2):
+        if line.startswith(b'{"event":"fence"'):
+            torn.add(n - 1)
+    return torn
+
+
+def _decode(line: bytes, where: str) -> str:
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FeedbackInputError(f"{where}: not UTF-8 (byte {exc.start}: {exc.reason})") from None
+
+
+Kept = dict[tuple[str, int], tuple[OutcomeRecord, str]]
+"""(task, revision) -> the outcome and where it was first read."""
+
+
+def _keep_outcome(kept: Kept, o: OutcomeRecord, where: str) -> None:
+    """Keep one outcome revision; the same revision twice must be the same report."""
+    key = (o.task, o.revision)
+    if key in kept:
+        first, at = kept[key]
+        if first.model_dump(exclude={"time"}) != o.model_dump(exclude={"time"}):
+            raise FeedbackInputError(
+                f"{where}: a second, different outcome for task {o.task} revision {o.revision} "
+                f"(the first at {at})"
+            )
+        return
+    kept[key] = (o, where)
 
 
 def read_log(path: str | os.PathLike[str]) -> ServeRecords:
     """The decision log's decisions (the last per task: a task routed again replaces its decision) and
-    outcomes. A last line without its newline (the proxy killed mid-write) is skipped."""
-    text = read_text_file(path, "decision log", FeedbackInputError)
-    lines = text.split("\n")
-    lines.pop()  # "" after the last newline, or an unterminated last line
+    outcomes (per task the highest revision). A torn line (`_torn_lines`) is skipped and listed in
+    `torn`; any other line that is not one of serve's records is refused, naming file and line."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise FeedbackInputError(f"{path}: cannot read decision log: {exc.strerror}") from None
+    lines = data.split(b"\n")
+    terminated = lines[-1] == b""
+    if terminated:
+        lines.pop()
+    torn = _torn_lines(lines, terminated)
     decisions: dict[str, DecisionRecord] = {}
-    outcomes: dict[str, OutcomeRecord] = {}
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
+    kept: Kept = {}
+    for n, raw in enumerate(lines, start=1):
+        if n in torn or not raw.strip():
             continue
+        where = f"{path}: line {n}"
         try:
-            record = parse_record(line, f"{path}: line {n}")
+            record = parse_record(_decode(raw, where), where)
         except RecordError as exc:
             raise FeedbackInputError(str(exc)) from None
         if isinstance(record, DecisionRecord) and record.model is not None:
             decisions[record.task] = record
         elif isinstance(record, OutcomeRecord):
-            if record.task in outcomes:
-                raise FeedbackInputError(f"{path}: line {n}: a second outcome for task {record.task}")
-            outcomes[record.task] = record
-    return ServeRecords(decisions, outcomes)
+            _keep_outcome(kept, record, where)
+    history = tuple(o for _, (o, _) in sorted(kept.items()))
+    latest = {o.task: (o, at) for o, at in (kept[k] for k in sorted(kept))}
+    return ServeRecords(
+        decisions,
+        {t: o for t, (o, _) in latest.items()},
+        {t: at for t, (_, at) in latest.items()},
+        tuple(sorted(torn)),
+        history,
+    )
 
 
 def read_store(path: str | os.PathLike[str]) -> ServeRecords:
-    """The store's decisions and outcomes, read through a read-only connection (a running proxy may
-    hold the store; nothing in it changes)."""
+    """The store's decisions and outcomes (each task's latest revision), read through a read-only
+    connection (a running proxy may hold the store; nothing in it changes)."""
     p = Path(path)
     if not p.is_file():
         raise FeedbackInputError(f"{path}: no such store file")
@@ -72,18 +133,26 @@ def read_store(path: str | os.PathLike[str]) -> ServeRecords:
             tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if not {"decisions", "outcomes"} <= tables:
                 raise FeedbackInputError(f"{path}: not a serve store with outcomes (no outcomes table)")
+            columns = {r[1] for r in db.execute("PRAGMA table_info(outcomes)")}
+            order = "task, revision" if "revision" in columns else "task"
             decisions = db.execute("SELECT record FROM decisions WHERE record IS NOT NULL").fetchall()
-            outcomes = db.execute("SELECT record FROM outcomes").fetchall()
+            outcomes = db.execute(f"SELECT record FROM outcomes ORDER BY {order}").fetchall()
         finally:
             db.close()
     except sqlite3.DatabaseError as exc:
         raise FeedbackInputError(f"{path}: not a serve store: {exc}") from None
+    ds = [_stored(DecisionRecord, r[0], path) for r in decisions]
+    history = [_stored(OutcomeRecord, r[0], path) for r in outcomes]
+    latest = {o.task: o for o in history}  # ordered by revision: the last one wins
+    where = {t: f"{path}: task {t}" for t in latest}
+    return ServeRecords({d.task: d for d in ds}, latest, where, (), tuple(history))
+
+
+def _stored(model: type[Stored], raw: str, path: str | os.PathLike[str]) -> Stored:
     try:
-        ds = [DecisionRecord.model_validate_json(r[0]) for r in decisions]
-        os_ = [OutcomeRecord.model_validate_json(r[0]) for r in outcomes]
+        return model.model_validate_json(raw)
     except ValidationError as exc:
         raise FeedbackInputError(f"{path}: a stored record is not serve's: {one_line(exc)}") from None
-    return ServeRecords({d.task: d for d in ds}, {o.task: o for o in os_})
 
 
 def read_records(path: str | os.PathLike[str]) -> ServeRecords:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hmac
-import json
+from collections.abc import Mapping
 
 from pydantic import Field, StrictBool, ValidationError
 
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.validation_message import one_line
 from router_train.serve.identity import RequestError
+from router_train.serve.json_body import parse_json_body
 
 FEEDBACK_PATH = "/v1/feedback"
 """The route (present only with a `[feedback]` table in the config)."""
@@ -24,21 +25,28 @@ class FeedbackRequest(FrozenModel):
     resolved: StrictBool
     """Whether the task was resolved (JSON true / false)."""
     cost: float | None = Field(default=None, ge=0, allow_inf_nan=False, strict=True)
-    """The task's cost in USD as the harness counts it; overrides the proxy's own (optional)."""
+    """The task's cost in USD as the harness counts it; overrides the proxy's own (optional). At most
+    `[feedback] max_cost`."""
+    correction: StrictBool = False
+    """True: this report replaces the task's outcome (a new revision), allowed only to a token of
+    `[feedback] correctors`; False: a first report (the same one again is idempotent, another is 409)."""
 
 
-def parse_feedback(raw: bytes) -> FeedbackRequest:
-    """The feedback request in `raw`; anything else is a `RequestError` of one line (answered 400)."""
-    try:
-        obj = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise RequestError(f"the feedback body is not valid JSON: {exc}") from None
+def parse_feedback(raw: bytes, max_cost: float) -> FeedbackRequest:
+    """The feedback request in `raw` (a `cost` over `max_cost` USD refused); anything else is a
+    `RequestError` of one line (answered 400)."""
+    obj = parse_json_body(raw, "the feedback body")
     if not isinstance(obj, dict):
         raise RequestError('the feedback body must be a JSON object {"task": ..., "resolved": true|false}')
     try:
-        return FeedbackRequest.model_validate(obj)
+        report = FeedbackRequest.model_validate(obj)
     except ValidationError as exc:
         raise RequestError(f"feedback: {one_line(exc)}") from None
+    if report.cost is not None and report.cost > max_cost:
+        raise RequestError(
+            f"feedback: cost: {report.cost:g} USD is over [feedback] max_cost ({max_cost:g} USD per task)"
+        )
+    return report
 
 
 def authorized(header: str | None, token: str) -> bool:
@@ -47,3 +55,14 @@ def authorized(header: str | None, token: str) -> bool:
         return False
     scheme, _, given = header.partition(" ")
     return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
+
+
+def token_source(header: str | None, tokens: Mapping[str, str]) -> str | None:
+    """The source name (`[feedback] tokens`' key, or "feedback" for `token_env`) whose token the
+    `Authorization` header carries; None: none. Every token is compared (constant time each), so the
+    time taken does not tell which one came close."""
+    found = None
+    for source, token in tokens.items():
+        if authorized(header, token) and found is None:
+            found = source
+    return found

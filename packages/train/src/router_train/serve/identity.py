@@ -6,6 +6,8 @@ import hashlib
 import re
 from typing import Any
 
+from router_train.serve.config import FeedbackConfig
+
 TASK_ID_HEADER = "x-router-task-id"
 """Request header naming the task explicitly; it replaces the first user message as the identity."""
 REPO_HEADER = "x-router-repo"
@@ -59,6 +61,19 @@ def issue_text(first_user: str) -> str:
 
 
 def task_key(first_user: str, task_id: str | None) -> str:
-    """The conversation's identity: sha256 hex of the explicit task id, or of the first user message."""
-    source = f"task-id:{task_id}" if task_id else f"first-user:{first_user}"
-    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+    """The conversation's identity: sha256 hex of its first user message, bound to the explicit task id
+    when one is sent. Bound, not replaced: a client (the chat routes take no token) that sends another
+    task's id with its own conversation gets a task of its own, never the other's route (issue 44, item 9;
+    docs/security.md). Never raises: a lone surrogate is hashed as sent (`surrogatepass`)."""
+    source = f"task-id:{task_id}\nfirst-user:{first_user}" if task_id else f"first-user:{first_user}"
+    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def kept_text(text: str, feedback: FeedbackConfig | None) -> tuple[str | None, str]:
+    """What a decision record keeps of the text routed on (`DecisionRecord.issue_text`, `issue_sha256`):
+    always its sha256; the text itself with `[feedback] task_text = "keep"` (the default) when it is at
+    most `max_task_text_bytes`. Without `[feedback]` (no outcomes, nothing to refit) only the hash."""
+    data = text.encode("utf-8", "surrogatepass")
+    digest = hashlib.sha256(data).hexdigest()
+    keep = feedback is not None and feedback.task_text == "keep" and len(data) <= feedback.max_task_text_bytes
+    return (text if keep else None), digest

@@ -6,8 +6,8 @@ A new router kind is one class and one registry line. The class: a `Router` subc
 `route/kinds/`, beside that module's `KIND = RouterKind(name, checkpoint, load, judge, fit)`: its checkpoint
 model (a `FrozenModel` whose `kind: Literal["router-train-..."]` default marks the file, written and read
 with `checkpoint_io`), `load` (the router for `route` and `serve`), `judge` (the router for `evaluate
---checkpoint`) and `fit` (a `Fit`: the command that fits it, and the fitters `evaluate` runs for it). The
-registry line: that `KIND` in `KINDS` in `route/kinds/__init__.py`, with its checkpoint model in the
+--checkpoint`) and `fit` (a `Fit`: the command that fits it, and the fitters `evaluate` runs for it), and optionally `refit` (for `feedback --refit`: the checkpoint refitted to serve's logged
+outcomes). The registry line: that `KIND` in `KINDS` in `route/kinds/__init__.py`, with its checkpoint model in the
 `Checkpoint` union beside it. `test_train_router_kinds.py` then runs the kind through `route`, the cost
 dial and `evaluate --checkpoint` once its `CHECKPOINTS` entry makes a small checkpoint of it.
 (The same statement as `kind.RouterKind`'s and docs/development.md's; `test_train_docs_statements.py`
@@ -34,10 +34,13 @@ from router_train.route.kinds.kind import (
     FitRequest,
     Judged,
     Loaded,
+    ModelEvidence,
     PartitionFit,
     PartitionRequest,
     PoolRoutes,
     ReferenceRequest,
+    RefitRequest,
+    Refitted,
     RouterKind,
 )
 from router_train.route.spec import RouteError
@@ -91,6 +94,18 @@ def anypool_training() -> AnyPoolTraining:
     return training
 
 
+def refit_kind(path: Path) -> RouterKind:
+    """The kind of the checkpoint at `path`, which must have a `refit` hook (`feedback --refit`); else
+    one `RouteError` line naming the file and the kinds that do."""
+    kind = kind_of(path)
+    if kind.refit is None:
+        able = ", ".join(k.name for k in KINDS.values() if k.refit is not None)
+        raise RouteError(
+            f"{path}: a {kind.name} checkpoint cannot be refitted from traffic (--refit takes: {able})"
+        )
+    return kind
+
+
 def kind_of(path: Path) -> RouterKind:
     """The kind of the checkpoint at `path`, read from the file's `kind` field; one `RouteError` line
     when the file is unreadable, not JSON or no router checkpoint."""
@@ -115,10 +130,13 @@ __all__ = [
     "FitRequest",
     "Judged",
     "Loaded",
+    "ModelEvidence",
     "PartitionFit",
     "PartitionRequest",
     "PoolRoutes",
     "ReferenceRequest",
+    "RefitRequest",
+    "Refitted",
     "RouterKind",
     "anypool_training",
     "fitters_for",
@@ -126,4 +144,5 @@ __all__ = [
     "partition_fits",
     "reference_rows",
     "references_for",
+    "refit_kind",
 ]

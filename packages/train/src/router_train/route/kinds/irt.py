@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from router_oracle.file_hash import sha256_file
 from router_oracle.results_matrix import bundled_results_for, matrix_of
 from router_train.irt.checkpoint import (
     IrtCheckpoint,
@@ -20,6 +21,7 @@ from router_train.irt.checkpoint import (
     read_irt,
 )
 from router_train.irt.fitter import IRT_ROUTER_NAME, IrtFitter
+from router_train.irt.refit import RefitReport, refit_checkpoint
 from router_train.irt.router import FittedIrtRouter, check_covered, near_tie_scores
 from router_train.irt.shared_fit import fit_partition
 from router_train.route.kinds.kind import (
@@ -27,9 +29,12 @@ from router_train.route.kinds.kind import (
     FitRequest,
     Judged,
     Loaded,
+    ModelEvidence,
     PartitionFit,
     PartitionRequest,
     PoolRoutes,
+    RefitRequest,
+    Refitted,
     RouterKind,
     check_fixed,
     refuse_candidates,
@@ -37,7 +42,7 @@ from router_train.route.kinds.kind import (
 )
 from router_train.route.operating_point import stored_safe_point
 from router_train.route.router import Router
-from router_train.route.spec import CheckpointSpec
+from router_train.route.spec import CheckpointSpec, RouteError
 from router_train.route.task import RouteTask
 from router_train.scoring.fitter import Fitter
 
@@ -109,10 +114,52 @@ def partition(request: PartitionRequest) -> list[PoolRoutes]:
     )
 
 
+def refit(request: RefitRequest) -> Refitted:
+    """`feedback --refit`: each pool model's ability shift and mean cost refitted to the logged outcomes
+    (`irt.refit`); a checkpoint trained on task features is refused (the log keeps the text alone)."""
+    path = request.checkpoint
+    ckpt = read_irt(path)
+    if ckpt.fit.task_features is not None:
+        raise RouteError(
+            f"{path}: trained on task features ({ckpt.fit.task_features.source}); --refit takes an IRT "
+            "checkpoint fitted on the text alone"
+        )
+    col = {m: j for j, m in enumerate(ckpt.pool.ids)}
+    unknown = sorted({m for m in request.served if m not in col})
+    if unknown:
+        raise RouteError(
+            f"{request.log}: served {unknown[0]!r}, not a model of {path}'s pool ({', '.join(ckpt.pool.ids)})"
+        )
+    served = np.asarray([col[m] for m in request.served], dtype=np.int64)
+    refitted, models = refit_checkpoint(
+        ckpt, [t.record() for t in request.tasks], served, request.resolved, request.cost
+    )
+    report = RefitReport(
+        prior=str(path), prior_sha256=sha256_file(path), log=request.log, tasks=len(served), models=models
+    )
+    lines = [
+        f"refit of {path} on {len(served)} logged outcomes (IRT: per-model ability shift, mean cost):",
+        f"{'model':<28} {'outcomes':>8} {'observed':>8} {'public P':>8} {'refit P':>8} {'shift':>7} "
+        f"{'cost':>15}",
+    ]
+    for m in models:
+        obs = f"{m.observed_resolved:.3f}" if m.observed_resolved is not None else "-"
+        lines.append(
+            f"{m.model:<28} {m.outcomes:>8} {obs:>8} {m.public_predicted:>8.3f} {m.refit_predicted:>8.3f} "
+            f"{m.shift:>+7.3f} {m.public_cost:>6.4f}->{m.refit_cost:.4f}"
+        )
+    evidence = [
+        ModelEvidence(model=m.model, outcomes=m.outcomes, resolved=m.resolved, prior=m.prior_served)
+        for m in models
+    ]
+    return Refitted(refitted, report, "\n".join(lines) + "\n", evidence)
+
+
 KIND = RouterKind(
     name="irt",
     checkpoint=IrtCheckpoint,
     load=load,
     judge=judge,
     fit=Fit("router-train fit irt", fitters, partition=PartitionFit(IRT_ROUTER_NAME, partition)),
+    refit=refit,
 )

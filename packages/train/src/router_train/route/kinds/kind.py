@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+import numpy as np
+
 from router_oracle.derive import CandidateIndex
 from router_oracle.file_hash import sha256_file
 from router_oracle.frozen_model import FrozenModel
@@ -22,6 +24,7 @@ from router_train.local.config import LocalTrainConfig
 from router_train.route.operating_point import Calibrator
 from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec, RouteError
+from router_train.route.task import RouteTask
 from router_train.scoring.dial import RouterScores
 from router_train.scoring.fitter import Fitter
 from router_train.scoring.safe_point import SafePoint
@@ -158,6 +161,53 @@ class AnyPoolTraining:
 
 
 @dataclass(frozen=True)
+class RefitRequest:
+    """What `router-train feedback --refit` asks a kind to refit to a router's own traffic: the logged
+    tasks with an outcome, each with the input it was routed on."""
+
+    checkpoint: Path
+    """The checkpoint to refit (its kind's file)."""
+    tasks: Sequence[RouteTask]
+    """The logged tasks' inputs (id, repo, issue text), in log order."""
+    served: Sequence[str]
+    """The pool model that served each."""
+    resolved: np.ndarray
+    """(tasks,) 1.0 resolved, 0.0 not."""
+    cost: np.ndarray
+    """(tasks,) USD; NaN where unpriced."""
+    log: str
+    """The decision log or store the outcomes came from (messages, the report)."""
+
+
+class ModelEvidence(FrozenModel):
+    """What the traffic showed of one pool model against the checkpoint's prior, for `feedback`'s shift
+    test (`offpolicy.shift`)."""
+
+    model: str
+    """The pool model id."""
+    outcomes: int
+    """Logged tasks it served with an outcome."""
+    resolved: int
+    """Of them, resolved."""
+    prior: float | None
+    """The checkpoint's mean predicted resolve probability on those tasks (None: it served none)."""
+
+
+@dataclass(frozen=True)
+class Refitted:
+    """A refit, not yet written: `feedback --refit` writes it only once every check has passed."""
+
+    checkpoint: FrozenModel
+    """The refitted checkpoint (what `route --checkpoint` and serve load)."""
+    report: FrozenModel
+    """What the refit changed (written beside it as `refit.json`)."""
+    table: str
+    """The same as text lines for the terminal."""
+    evidence: Sequence[ModelEvidence]
+    """Per pool model, the traffic against the prior."""
+
+
+@dataclass(frozen=True)
 class Fit:
     """How a kind is fitted: the command that writes its checkpoint, and evaluate's fitters of it."""
 
@@ -195,7 +245,7 @@ class RouterKind:
     checkpoint model (a `FrozenModel` whose `kind: Literal["router-train-..."]` default marks the file,
     written and read with `checkpoint_io`), `load` (the router for `route` and `serve`), `judge` (the router
     for `evaluate --checkpoint`) and `fit` (a `Fit`: the command that fits it, and the fitters `evaluate` runs
-    for it). The registry line: that `KIND` in `KINDS` in `route/kinds/__init__.py`, with its checkpoint model
+    for it), and optionally `refit` (for `feedback --refit`: the checkpoint refitted to serve's logged outcomes). The registry line: that `KIND` in `KINDS` in `route/kinds/__init__.py`, with its checkpoint model
     in the `Checkpoint` union beside it. `test_train_router_kinds.py` then runs the kind through `route`, the
     cost dial and `evaluate --checkpoint` once its `CHECKPOINTS` entry makes a small checkpoint of it.
     """
@@ -211,6 +261,9 @@ class RouterKind:
     """Load the checkpoint at the path to be judged on an oracle table whose pool is the given ids."""
     fit: Fit
     """How it is fitted: its command, and evaluate's fitters of it."""
+    refit: Callable[[RefitRequest], Refitted] | None = None
+    """`router-train feedback --refit`: the checkpoint refitted to the logged outcomes (bad input: a
+    `ValueError` line naming the file); None: the kind cannot be refitted from traffic."""
 
     @property
     def kind(self) -> str:

@@ -8,7 +8,8 @@ intercepts `c_j`, fitted by penalised maximum likelihood on the outcomes of the 
 `RIDGE x d_m^2` pulls it back to the public fit, so a model the traffic barely saw keeps its public
 ability). The cost of each model is the traffic's mean, shrunk toward the public cost scaled by how
 much dearer the traffic is overall (`COST_PRIOR_TASKS` pseudo-tasks). Both `feedback --refit` and
-`replay` run these functions, on a checkpoint and on arrays respectively.
+`replay` run these functions, on a checkpoint and on arrays respectively; `feedback --refit` reaches them
+through the IRT kind's `refit` hook (`route.kinds.irt.refit`).
 """
 
 from __future__ import annotations
@@ -95,6 +96,11 @@ class ModelRefit(FrozenModel):
     """Logged tasks it served with an outcome."""
     observed_resolved: float | None
     """Their resolved rate (None: none)."""
+    resolved: int = 0
+    """Of its logged tasks, the resolved ones."""
+    prior_served: float | None = None
+    """Its mean predicted resolve probability before the refit on the tasks it served (what its
+    `observed_resolved` is tested against; None: it served none)."""
     public_predicted: float
     """Its mean predicted resolve probability on the logged tasks before the refit."""
     refit_predicted: float
@@ -184,6 +190,8 @@ def refit_checkpoint(
                 model=model,
                 outcomes=int(mine.sum()),
                 observed_resolved=float(resolved[mine].mean()) if mine.any() else None,
+                resolved=int(resolved[mine].sum()),
+                prior_served=float(before[mine, m].mean()) if mine.any() else None,
                 public_predicted=float(before[:, m].mean()),
                 refit_predicted=float(after[:, m].mean()),
                 shift=float(shifts[m]),
