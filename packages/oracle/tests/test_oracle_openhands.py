@@ -3,13 +3,16 @@ release, and the registry that threads every source kind through the CLI and the
 
 from __future__ import annotations
 
+import importlib
 import json
+import re
 import tarfile
 from pathlib import Path
 
 import pytest
 from oracle_samples import write_tasks
 
+import router_oracle.sources as sources
 from router_oracle.build import build_table
 from router_oracle.candidates import candidates_path, dumps_candidates, load_candidates
 from router_oracle.candidates_build import build_candidates
@@ -229,3 +232,13 @@ def test_every_source_kind_is_a_flag_of_build_and_candidates_reads_the_many_run_
     for kind in SOURCE_KINDS:
         assert kind.flag in build_help
         assert (kind.flag in candidates_help) == (not kind.takes_run)
+
+
+def test_the_sources_package_lists_every_source_kind_and_each_is_one_module() -> None:
+    """A new source is one module of `router_oracle.sources` and one registry entry, and the package's
+    docstring lists it (issue 45, item 2: it had left `openhands` out)."""
+    listed = re.findall(r"^- `([a-z_]+)`:", sources.__doc__ or "", flags=re.MULTILINE)
+    assert listed == [k.kind for k in SOURCE_KINDS]
+    for kind in SOURCE_KINDS:
+        module = importlib.import_module(f"router_oracle.sources.{kind.kind}")
+        assert module.__name__.endswith(kind.kind)

@@ -92,7 +92,9 @@ class OracleRule(FrozenModel):
 
 
 ResultSourceKind = Literal["leaderboard", "openhands", "harness_report", "trajectories", "long_table"]
-"""The result-source kinds (`router_oracle.sources.registry.SOURCE_KINDS` holds one entry for each)."""
+"""The result-source kinds (`router_oracle.sources.registry.SOURCE_KINDS` holds one entry for each). Spelt
+here as well as there: this file format sits below the readers that registry holds (each builds a
+`SourceFile`), so it cannot import it; the registry's import check holds the two to the same names."""
 
 
 class SourceFile(FrozenModel):

@@ -2,8 +2,11 @@
 command line and the table's `SourceFile.kind` all come from `SOURCE_KINDS`.
 
 A new source is one module in `router_oracle.sources` (its reader, and its run entries when it publishes
-many runs) and one `SourceKind` here. The order of `SOURCE_KINDS` is the order in which a build reads the
-sources and records them (tasks first, then each kind's files in the order given).
+many runs), one `SourceKind` here, and its kind name added to `table.ResultSourceKind`: the table file's
+`Literal` of source kinds cannot be derived from this registry, because table.py sits below the readers
+registered here (each builds a `table.SourceFile`), so importing the registry there would be a cycle; the
+check below fails until the two name the same kinds. The order of `SOURCE_KINDS` is the order in which a
+build reads the sources and records them (tasks first, then each kind's files in the order given).
 """
 
 from __future__ import annotations
@@ -168,7 +171,10 @@ KINDS_BY_NAME: dict[str, SourceKind] = {k.kind: k for k in SOURCE_KINDS}
 KINDS_BY_FLAG: dict[str, SourceKind] = {k.flag: k for k in SOURCE_KINDS}
 """Command-line flag -> its source kind."""
 
-assert set(KINDS_BY_NAME) == set(get_args(ResultSourceKind)), "SOURCE_KINDS and table.ResultSourceKind differ"
+assert set(KINDS_BY_NAME) == set(get_args(ResultSourceKind)), (
+    "SOURCE_KINDS and table.ResultSourceKind differ: a new source kind's name goes into both (the table "
+    "file's Literal cannot import this registry, whose readers build table.SourceFile)"
+)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ Exit codes: 0 done, 2 bad input (one line on stderr, nothing written), 130 inter
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 from collections import Counter
@@ -46,10 +45,10 @@ from router_train.offpolicy.from_log import (
     task_texts,
 )
 from router_train.offpolicy.shift import shifts
+from router_train.offpolicy.summary import model_summaries, sorted_outcomes, summary_table
 from router_train.route.kinds import RefitRequest, Refitted, RouterKind, refit_kind
 from router_train.route.task import RouteTask, bundled_tasks, read_task_file
 from router_train.serve.export import FeedbackInputError, ServeRecords, long_table_lines, read_records
-from router_train.serve.records import OutcomeRecord
 
 CHECKPOINT_NAME = "checkpoint.json"
 """`--refit`'s checkpoint in the output directory (what `route --checkpoint` and serve load)."""
@@ -123,21 +122,6 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def summary_table(served: Counter[str], explored: Counter[str], outcomes: list[OutcomeRecord]) -> str:
-    """Per model: tasks served, of them explored, outcomes, resolved rate, mean cost (of priced ones)."""
-    head = f"{'model':<28} {'tasks':>6} {'explored':>8} {'outcomes':>8} {'resolved':>8} {'mean cost':>10}"
-    lines = [head]
-    for model in sorted(set(served) | {o.model for o in outcomes}):
-        mine = [o for o in outcomes if o.model == model]
-        rate = f"{sum(o.resolved for o in mine) / len(mine):.3f}" if mine else "-"
-        costs = [o.cost for o in mine if o.cost is not None]
-        cost = f"{math.fsum(costs) / len(costs):.4f}" if costs else "-"
-        lines.append(
-            f"{model:<28} {served[model]:>6} {explored[model]:>8} {len(mine):>8} {rate:>8} {cost:>10}"
-        )
-    return "\n".join(lines) + "\n"
-
-
 def sources_line(records: ServeRecords) -> str:
     """How many outcomes (latest revisions) each source posted, and how many were corrections."""
     latest = Counter(o.source for o in records.outcomes.values())
@@ -205,9 +189,7 @@ def _refit(options: Options, kind: RouterKind, data: LoggedTasks, texts: list[Ro
 def _report(records: ServeRecords, data: LoggedTasks, long_table: Path | None) -> list[str]:
     """The summary: per model, the outcome sources, what the estimates read."""
     outcomes = sorted(records.outcomes.values(), key=lambda o: o.task)
-    served = Counter(d.model for d in records.decisions.values() if d.model is not None)
-    explored = Counter(d.model for d in records.decisions.values() if d.model is not None and d.explored)
-    out = [summary_table(served, explored, outcomes)]
+    out = [summary_table(model_summaries(records))]
     wrote = f"; wrote {long_table}" if long_table is not None else ""
     out.append(f"{len(records.decisions)} tasks decided, {len(outcomes)} with an outcome{wrote}\n")
     out.append(sources_line(records))
@@ -234,7 +216,7 @@ def run(args: argparse.Namespace) -> int:
             f"{options.log}: skipped {len(records.torn)} torn line(s) a crash cut mid-write (line {lines})",
             file=sys.stderr,
         )
-    outcomes = sorted(records.outcomes.values(), key=lambda o: o.task)
+    outcomes = sorted_outcomes(records)
     table = long_table_lines(outcomes, str(options.log)) if options.long_table is not None else None
     data = logged_tasks(records, str(options.log), options.checkpoint_sha)
     out = _report(records, data, options.long_table)

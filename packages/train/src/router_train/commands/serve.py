@@ -21,6 +21,7 @@ from router_oracle.frozen_model import FrozenModel
 from router_oracle.numeric_option import Port
 from router_train.cli_args import field_flag, options_of
 from router_train.commands import summary
+from router_train.dashboard.route import add_dashboard
 from router_train.route import load_router
 from router_train.serve import build_app, check_serves_pool, read_config
 
@@ -46,7 +47,7 @@ def register(sub: Any) -> None:
         help=summary("serve"),
         description=(
             "Serve POST /v1/chat/completions, GET /v1/models, GET /health (and POST /v1/feedback with a "
-            "[feedback] table). A request for model `router` "
+            "[feedback] table, GET /dashboard with an [admin] table). A request for model `router` "
             "is routed on its conversation's first user message (the task) once, and every later request "
             "of that task goes to the same upstream, also after a restart; a pool model id is served "
             "directly. See docs/serve.md. Exit codes: 2 bad input (one line on stderr), 130 stopped by "
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     router = load_router(config.router)
     check_serves_pool(config, list(router.pool), options.config)
     sock = bind(options.host, options.port)
-    app = build_app(config, router)
+    app = add_dashboard(build_app(config, router))
     print(
         f"router-train serve: router {router.name} over {', '.join(router.pool)} on "
         f"http://{options.host}:{options.port}/v1 (model `router`; decisions in {config.decision_log})",

@@ -83,6 +83,22 @@ def checkpoint_of(records: ServeRecords, source: str, checkpoint_sha: str | None
     return match[0]
 
 
+def checkpoint_for(records: ServeRecords, prefer: str | None) -> str | None:
+    """The checkpoint a reader that cannot ask (the dashboard) estimates: None (decide in `checkpoint_of`)
+    when the outcomes' decisions show one checkpoint; else `prefer` (the serving one) when it has
+    outcomes, else the one whose decisions are the latest."""
+    latest: dict[str, str] = {}
+    for t in records.outcomes:
+        d = records.decisions.get(t)
+        if d is not None and d.checkpoint_sha256:
+            latest[d.checkpoint_sha256] = max(latest.get(d.checkpoint_sha256, ""), d.time)
+    if len(latest) <= 1:
+        return None
+    if prefer in latest:
+        return prefer
+    return max(latest, key=lambda sha: (latest[sha], sha))
+
+
 def logged_tasks(
     records: ServeRecords, source: str = "the log", checkpoint_sha: str | None = None
 ) -> LoggedTasks:
@@ -218,8 +234,13 @@ def estimate_all(
     return out
 
 
-def _cell(iv: Interval, digits: int) -> str:
-    """An estimate and its interval; an undefined one (SNIPS with no matched task: 0/0) is `n/a`."""
+DIGITS = {"resolved": 3, "cost": 4}
+"""Decimal places a resolved rate and a cost (USD) are printed with, in every table of the log."""
+
+
+def interval_cell(iv: Interval, digits: int) -> str:
+    """An estimate and its interval as the tables print it: `value [low, high]`; an undefined one (SNIPS
+    with no matched task: 0/0) is `n/a`."""
     if not all(np.isfinite(v) for v in (iv.value, iv.low, iv.high)):
         return "n/a"
     return f"{iv.value:.{digits}f} [{iv.low:.{digits}f}, {iv.high:.{digits}f}]"
@@ -235,11 +256,12 @@ def estimates_table(estimates: Sequence[PolicyEstimate]) -> str:
         if e.warning is not None or e.resolved is None:
             lines.append(lead + f"warning: {e.warning}")
             continue
-        for metric, est, digits in (("resolved", e.resolved, 3), ("cost", e.cost, 4)):
+        for metric, est in (("resolved", e.resolved), ("cost", e.cost)):
+            digits = DIGITS[metric]
             if est is None:
                 lines.append(lead + f"{metric:<8} no priced outcomes")
             else:
-                cells = " ".join(f"{_cell(iv, digits):<24}" for iv in (est.ips, est.snips, est.dr))
+                cells = " ".join(f"{interval_cell(iv, digits):<24}" for iv in (est.ips, est.snips, est.dr))
                 lines.append(lead + f"{metric:<8} {cells}".rstrip())
             lead = " " * len(lead)
     return "\n".join(lines) + "\n"

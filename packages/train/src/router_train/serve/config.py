@@ -114,6 +114,15 @@ class FeedbackConfig(FrozenModel):
         return {**named, **self.tokens}
 
 
+class AdminConfig(FrozenModel):
+    """`[admin]`: the admin routes (`GET /dashboard`), behind their own bearer token."""
+
+    token_env: str = Field(min_length=1)
+    """Environment variable holding the bearer token of the admin routes (/admin/*, /dashboard): a request
+    without `Authorization: Bearer <token>` gets 401. The token is never in the file; an unset variable is
+    refused at start."""
+
+
 class ExploreConfig(FrozenModel):
     """`[explore]`: route a share of new tasks to a uniformly drawn pool model, so that every model's
     outcomes are seen (and the logged propensities let a log judge other routers off-policy)."""
@@ -144,6 +153,8 @@ class ServeConfig(FrozenModel):
     """`[feedback]`: enables `POST /v1/feedback` (absent: the route does not exist, 404)."""
     explore: ExploreConfig | None = None
     """`[explore]`: exploration of new tasks (absent: every task goes to the router's pick)."""
+    admin: AdminConfig | None = None
+    """`[admin]`: enables the admin routes, `GET /dashboard` (absent: they do not exist, 404)."""
 
     @model_validator(mode="after")
     def _fallbacks_known(self) -> ServeConfig:
@@ -191,6 +202,8 @@ def check_serves_pool(config: ServeConfig, pool: list[str], path: str | os.PathL
             field = "token_env" if source == FEEDBACK_SOURCE else f"tokens.{source}"
             if not os.environ.get(env):
                 raise ServeConfigError(f"{path}: feedback.{field}: variable {env} is not set")
+    if config.admin is not None and not os.environ.get(config.admin.token_env):
+        raise ServeConfigError(f"{path}: admin.token_env: variable {config.admin.token_env} is not set")
 
 
 def api_key(up: UpstreamConfig) -> str | None:
@@ -204,3 +217,11 @@ def feedback_tokens(config: ServeConfig) -> dict[str, str]:
         return {}
     sources = config.feedback.sources().items()
     return {source: os.environ[env] for source, env in sources if os.environ.get(env)}
+
+
+def admin_token(config: ServeConfig) -> str | None:
+    """The bearer token the admin routes' requests must carry; None without `[admin]` (or an unset
+    variable, which `check_serves_pool` refuses at start)."""
+    if config.admin is None:
+        return None
+    return os.environ.get(config.admin.token_env) or None

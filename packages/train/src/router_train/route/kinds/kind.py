@@ -239,8 +239,16 @@ class Fit:
 class RouterKind:
     """One kind of saved router: its file format and how to load it for each command.
 
-    A new kind is one module defining its `Router` subclass, its checkpoint model (a `FrozenModel` with a
-    `kind: Literal["router-train-..."]` field) and one `RouterKind`, plus its line in `route.kinds`."""
+    A new router kind is one class and one registry line. The class: a `Router` subclass
+    (`route.router.Router`: per task a score for each pool model, the route their argmax) in its own module of
+    `route/kinds/`, beside that module's `KIND = RouterKind(name, checkpoint, load, judge, fit)`: its
+    checkpoint model (a `FrozenModel` whose `kind: Literal["router-train-..."]` default marks the file,
+    written and read with `checkpoint_io`), `load` (the router for `route` and `serve`), `judge` (the router
+    for `evaluate --checkpoint`) and `fit` (a `Fit`: the command that fits it, and the fitters `evaluate` runs
+    for it). The registry line: that `KIND` in `KINDS` in `route/kinds/__init__.py`, with its checkpoint model
+    in the `Checkpoint` union beside it. `test_train_router_kinds.py` then runs the kind through `route`, the
+    cost dial and `evaluate --checkpoint` once its `CHECKPOINTS` entry makes a small checkpoint of it.
+    """
 
     name: str
     """Short name (`local`, `local-anypool`, `baseline`): messages and router names say it."""
