@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 from router_train.dashboard.timeline import Timeline, parse_time, timeline
 from router_train.offpolicy.estimators import PolicyEstimate
-from router_train.offpolicy.from_log import LoggedTasks, logged_tasks
+from router_train.offpolicy.from_log import LoggedTasks, checkpoint_for, logged_tasks
 from router_train.offpolicy.summary import ModelSummary, model_summaries
 from router_train.serve.export import ServeRecords
 
@@ -86,7 +86,7 @@ class Dashboard:
     skipped: int
     """Outcomes left out of the estimates (no decision with a propensity)."""
     estimated_sha256: str | None
-    """The router checkpoint whose decisions the estimates read (`estimated_checkpoint`); None: an LLM
+    """The router checkpoint whose decisions the estimates read (`from_log.checkpoint_for`); None: an LLM
     router's decisions, or no outcome yet."""
     other_checkpoints: int
     """Outcomes of other checkpoints' decisions, left out of the estimates."""
@@ -100,21 +100,6 @@ class Dashboard:
     """Per model over time."""
     checkpoints: list[Checkpoint]
     """The checkpoints decisions came from, most recently used first."""
-
-
-def estimated_checkpoint(records: ServeRecords, serving_sha256: str | None) -> str | None:
-    """Which checkpoint's decisions the estimates read (two policies are not one, as `router-train feedback`
-    refuses to mix them): None when the outcomes' decisions show one; else the serving checkpoint when its
-    tasks have outcomes, else the one whose latest decision with an outcome is newest (after a hot refit,
-    the previous checkpoint until the new one's first outcome)."""
-    decided = [d for t in records.outcomes if (d := records.decisions.get(t)) is not None]
-    shas = {d.checkpoint_sha256 for d in decided}
-    if len(shas) <= 1:
-        return None
-    if serving_sha256 in shas:
-        return serving_sha256
-    newest = max((d for d in decided if d.checkpoint_sha256), key=lambda d: d.time, default=None)
-    return None if newest is None else newest.checkpoint_sha256
 
 
 def strongest(estimates: Sequence[PolicyEstimate]) -> PolicyEstimate | None:
@@ -157,7 +142,8 @@ def dashboard(
 ) -> Dashboard:
     """The page's figures of `records`; `estimate` gives the off-policy estimates of the logged tasks
     (`offpolicy.summary.default_estimates`, perhaps cached)."""
-    data = logged_tasks(records, "the store", estimated_checkpoint(records, serving_sha256))
+    # One checkpoint's decisions are one policy (issue 44, item 4): the serving one's, when it has outcomes.
+    data = logged_tasks(records, checkpoint_sha=checkpoint_for(records, serving_sha256))
     estimates = estimate(data) if len(data.logged.served) else []
     best = strongest(estimates)
     serving = next((e for e in estimates if e.policy == "serving" and e.resolved is not None), None)

@@ -83,6 +83,22 @@ def checkpoint_of(records: ServeRecords, source: str, checkpoint_sha: str | None
     return match[0]
 
 
+def checkpoint_for(records: ServeRecords, prefer: str | None) -> str | None:
+    """The checkpoint a reader that cannot ask (the dashboard) estimates: None (decide in `checkpoint_of`)
+    when the outcomes' decisions show one checkpoint; else `prefer` (the serving one) when it has
+    outcomes, else the one whose decisions are the latest."""
+    latest: dict[str, str] = {}
+    for t in records.outcomes:
+        d = records.decisions.get(t)
+        if d is not None and d.checkpoint_sha256:
+            latest[d.checkpoint_sha256] = max(latest.get(d.checkpoint_sha256, ""), d.time)
+    if len(latest) <= 1:
+        return None
+    if prefer in latest:
+        return prefer
+    return max(latest, key=lambda sha: (latest[sha], sha))
+
+
 def logged_tasks(
     records: ServeRecords, source: str = "the log", checkpoint_sha: str | None = None
 ) -> LoggedTasks:
