@@ -245,9 +245,11 @@ class RouterKind:
     checkpoint model (a `FrozenModel` whose `kind: Literal["router-train-..."]` default marks the file,
     written and read with `checkpoint_io`), `load` (the router for `route` and `serve`), `judge` (the router
     for `evaluate --checkpoint`) and `fit` (a `Fit`: the command that fits it, and the fitters `evaluate` runs
-    for it), and optionally `refit` (for `feedback --refit`: the checkpoint refitted to serve's logged outcomes). The registry line: that `KIND` in `KINDS` in `route/kinds/__init__.py`, with its checkpoint model
-    in the `Checkpoint` union beside it. `test_train_router_kinds.py` then runs the kind through `route`, the
-    cost dial and `evaluate --checkpoint` once its `CHECKPOINTS` entry makes a small checkpoint of it.
+    for it), and optionally `refit` (for `feedback --refit`: the checkpoint refitted to serve's logged
+    outcomes). The registry line: that `KIND` in `KINDS` in `route/kinds/__init__.py`, with its checkpoint
+    model in the `Checkpoint` union beside it. `test_train_router_kinds.py` then runs the kind through
+    `route`, the cost dial and `evaluate --checkpoint` once its `CHECKPOINTS` entry makes a small checkpoint
+    of it.
     """
 
     name: str
