@@ -13,6 +13,7 @@ from bash_only import bash_only_table_path
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
 from router_train.cli import main
+from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.report import render_markdown, render_terminal
 from router_train.evaluate.run import evaluate, read_table
 from router_train.route import CheckpointSpec, RouteTask, load_router
@@ -23,7 +24,7 @@ def test_split_mode_irt_row_matches_the_saved_router_and_reports_calibration(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     table, info = read_table(bash_only_table_path())  # the shared IRT checkpoint's table
-    report = evaluate(table, info, include_baselines=False, irt=True)
+    report = evaluate(table, info, EvaluateConfig(include_baselines=False, irt=True))
     ev = report.main
     (row,) = ev.routers
     assert row.name == "irt" and not row.in_sample and ev.n_tasks == 100
@@ -46,7 +47,7 @@ def test_split_mode_irt_row_matches_the_saved_router_and_reports_calibration(
 
 def test_without_irt_no_calibration_is_reported() -> None:
     table, info = read_table(bundled_table_path())
-    report = evaluate(table, info, folds=2, fold_seeds=(0,), local_routers=[])
+    report = evaluate(table, info, EvaluateConfig(folds=2, fold_seeds=(0,), local_routers=[]))
     assert report.main.calibration == [] and "irt" not in [r.name for r in report.main.routers]
     assert "Calibration" not in render_markdown(report, None)
 

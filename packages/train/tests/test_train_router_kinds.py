@@ -23,6 +23,7 @@ from router_oracle.table import OracleTable, TaskRecord
 from router_oracle.table_check import load_table
 from router_train.anypool import train_any_pool
 from router_train.cli import main
+from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.run import Source, evaluate, read_table
 from router_train.evaluate_anypool.fits import FIXED_NAMES
 from router_train.irt.fitter import IrtFitter
@@ -134,7 +135,9 @@ def test_every_kind_is_judged_by_evaluate_on_unseen_tasks_only(
 ) -> None:
     table, info = read_table(bash_only_table_path())
     report = evaluate(
-        table, info, checkpoints=[Source(name="ckpt", path=checkpoint)], include_baselines=False
+        table,
+        info,
+        EvaluateConfig(checkpoints=[Source(name="ckpt", path=checkpoint)], include_baselines=False),
     )
     (row,) = report.main.routers
     assert row.kind == "checkpoint" and row.source == checkpoint.name and not row.in_sample
@@ -149,9 +152,9 @@ def test_every_kind_is_judged_by_evaluate_on_unseen_tasks_only(
         evaluate(
             table,
             info,
-            split="train",
-            checkpoints=[Source(name="ckpt", path=checkpoint)],
-            include_baselines=False,
+            EvaluateConfig(
+                split="train", checkpoints=[Source(name="ckpt", path=checkpoint)], include_baselines=False
+            ),
         )
     argv = [
         "evaluate",
@@ -175,7 +178,9 @@ def test_a_file_of_no_registered_kind_is_one_line_for_route_and_evaluate(tmp_pat
         load_router(CheckpointSpec(checkpoint=path))
     table, info = read_table(bash_only_table_path())
     with pytest.raises(EvaluateError, match=re.escape(f"{path}: cannot load checkpoint: {path}: {expected}")):
-        evaluate(table, info, checkpoints=[Source(name="x", path=path)], include_baselines=False)
+        evaluate(
+            table, info, EvaluateConfig(checkpoints=[Source(name="x", path=path)], include_baselines=False)
+        )
 
 
 FAST_LOCAL = [("local-fast", LocalTrainConfig(steps=10, tasks_per_step=16, shift_folds=0))]
