@@ -5,6 +5,7 @@ tasks: the tests are parametrized over the registry, so a kind added later is co
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -45,6 +46,7 @@ from router_train.route.kinds import (
     reference_rows,
     references_for,
 )
+from router_train.route.kinds import kind as kind_module
 from router_train.scoring.baseline_fitter import BalancedLogregFitter, BaselineFitter
 from router_train.scoring.decisions import EvaluateError
 from router_train.scoring.safe_point import SafePointFitter
@@ -188,7 +190,8 @@ FAST_LOCAL = [("local-fast", LocalTrainConfig(steps=10, tasks_per_step=16, shift
 
 
 def _request(table: OracleTable, tasks: list[TaskRecord], *, wanted: bool) -> FitRequest:
-    return FitRequest(table, tasks, baselines=wanted, local=FAST_LOCAL if wanted else [], irt=wanted)
+    options = {"baseline": wanted, "local": FAST_LOCAL if wanted else [], "irt": wanted}
+    return FitRequest(table, tasks, options)
 
 
 @pytest.mark.parametrize("kind", list(KINDS.values()), ids=lambda k: k.name)
@@ -234,7 +237,7 @@ def test_evaluate_fits_the_reference_kinds_first_then_the_others_in_registry_ord
 def test_evaluate_anypool_takes_its_references_and_any_pool_trainer_from_the_registry() -> None:
     table = load_table(bash_only_table_path())
     train, test = select_tasks(table, "train"), select_tasks(table, "eval")
-    references = references_for(ReferenceRequest(table.pool.ids, FAST_LOCAL[0][1]))
+    references = references_for(ReferenceRequest(table.pool.ids, {"local": FAST_LOCAL[0][1]}))
     assert [type(f) for f in references] == [LocalFitter, BalancedLogregFitter]
     decisions = [d for f in references for d in f(train, test, 0)]
     # The rows evaluate-anypool reports, in its order: the kinds' declared reference rows.
@@ -260,7 +263,7 @@ def test_evaluate_anypool_takes_its_partition_shared_row_from_the_registry() -> 
     train_ids, test_ids = ids[::2], ids[1::2]
     pools = [["pa-big", "pb-mid", "pc-tiny"], ["pa-big", "pc-tiny"]]
     config = IrtConfig(dims=(0, 1), alphas=(3.0,), temperatures=(1.0,), inner_folds=3)
-    fitted = shared.fit(PartitionRequest(index, train_ids, test_ids, pools, config, 0, "half"))
+    fitted = shared.fit(PartitionRequest(index, train_ids, test_ids, pools, {"irt": config}, 0, "half"))
     assert len(fitted) == len(pools)
     for ids_, (routes, scores) in zip(pools, fitted, strict=True):
         assert len(routes) == len(test_ids) and set(routes) <= set(ids_)
@@ -275,3 +278,26 @@ def test_evaluate_anypool_takes_its_partition_shared_row_from_the_registry() -> 
         index.records(first, train_ids), matrix_of(index.candidates), first, config=config, seed=0
     )
     assert fitted[0][0] == own.route(index.records(first, test_ids), first)
+
+
+def test_what_a_kind_is_imports_no_kind() -> None:
+    # kind.py is the registry's vocabulary: per-kind options travel keyed by kind name (`KindOptions`),
+    # so no kind's package (its trainer, config, checkpoint) is imported by it.
+    source = Path(kind_module.__file__ or "").read_text(encoding="utf-8")
+    imported = [n.module or "" for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ImportFrom)]
+    kind_packages = (
+        "router_train.local",
+        "router_train.anypool",
+        "router_train.irt",
+        "router_train.route.kinds",
+    )
+    assert imported and not [m for m in imported if m.startswith(kind_packages)]
+
+
+def test_a_kind_reads_its_own_options_of_its_own_type() -> None:
+    table = load_table(bash_only_table_path())
+    only_local = FitRequest(table, table.tasks, {"local": FAST_LOCAL}, safe_point=False)
+    (fitter,) = fitters_for(only_local)  # the other kinds are not asked for
+    assert isinstance(fitter, LocalFitter) and fitter.name == "local-fast"
+    with pytest.raises(TypeError, match="the irt kind's options are a bool, not str"):
+        fitters_for(FitRequest(table, table.tasks, {"irt": "yes"}))

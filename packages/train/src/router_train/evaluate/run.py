@@ -43,6 +43,9 @@ from router_train.irt.router import IrtConfig, check_enough_tasks
 from router_train.local import LocalTrainConfig
 from router_train.report_files import publish_files
 from router_train.route.kinds import FitRequest, fitters_for, kind_of
+from router_train.route.kinds import baseline as baseline_kind
+from router_train.route.kinds import irt as irt_kind
+from router_train.route.kinds import local as local_kind
 from router_train.route.task import RouteTask
 from router_train.scoring import baselines
 from router_train.scoring.calibration import held_out_calibration
@@ -406,15 +409,12 @@ def _fitters(
         )
         smallest = min(len(p.train) for p in d.partitions)
         check_enough_tasks(smallest, IrtConfig(), f"{origin} ({len(d.tasks)} tasks, --irt with {how})")
-    request = FitRequest(
-        table,
-        d.tasks,
-        config.include_baselines,
-        list(local_routers),
-        config.irt,
-        config.task_features,
-        config.safe_point,
-    )
+    options = {
+        baseline_kind.KIND_NAME: config.include_baselines,
+        local_kind.KIND_NAME: list(local_routers),
+        irt_kind.KIND_NAME: config.irt,
+    }
+    request = FitRequest(table, d.tasks, options, config.task_features, config.safe_point)
     if config.task_features is not None:
         notes.append(_task_features_note(config.task_features, d.tasks))
     return fitters_for(request)

@@ -51,6 +51,8 @@ from router_train.route.kinds import (
     reference_rows,
     references_for,
 )
+from router_train.route.kinds import irt as irt_kind
+from router_train.route.kinds import local as local_kind
 from router_train.scoring.decisions import Decisions, EvaluateError
 
 FIXED_NAMES = reference_rows()
@@ -214,7 +216,8 @@ class _Fitting:
             for p in self.plan.partitions
         ]
         out: list[FixedFit] = [([], []) for _ in folds]
-        for fitter in references_for(ReferenceRequest(ids, self.config.fixed_config)):
+        request = ReferenceRequest(ids, {local_kind.KIND_NAME: self.config.fixed_config})
+        for fitter in references_for(request):
             many = getattr(fitter, "fit_scored_many", None)
             if many is not None:
                 # Every partition's trainings in lockstep (`local-grpo`: the policies `fit_scored` gives,
@@ -235,7 +238,7 @@ class _Fitting:
             _ids(p.train),
             _ids(p.test),
             self.plan.distinct,
-            self.config.irt_config,
+            {irt_kind.KIND_NAME: self.config.irt_config},
             self.config.seed,
             p.label,
         )

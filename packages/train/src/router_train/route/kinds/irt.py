@@ -20,7 +20,7 @@ from router_train.irt.checkpoint import (
     read_irt,
 )
 from router_train.irt.fitter import IRT_ROUTER_NAME, IrtFitter
-from router_train.irt.router import FittedIrtRouter, check_covered, near_tie_scores
+from router_train.irt.router import FittedIrtRouter, IrtConfig, check_covered, near_tie_scores
 from router_train.irt.shared_fit import fit_partition
 from router_train.route.kinds.kind import (
     Fit,
@@ -32,6 +32,7 @@ from router_train.route.kinds.kind import (
     PoolRoutes,
     RouterKind,
     check_fixed,
+    kind_option,
     refuse_candidates,
     routing_task_features,
 )
@@ -40,6 +41,9 @@ from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec
 from router_train.route.task import RouteTask
 from router_train.scoring.fitter import Fitter
+
+KIND_NAME = "irt"
+"""This kind's name: its messages' word and its key of a request's `KindOptions`."""
 
 
 class IrtRouter(Router):
@@ -85,7 +89,7 @@ def fitters(request: FitRequest) -> list[Fitter]:
     """With `--irt`: the IRT router on the results of the bundled candidates table that holds the pool's runs
     (`bundled_results_for`), which must cover every routed task; its task regressor reads
     `--task-features` beside the text when given."""
-    if not request.irt:
+    if not kind_option(request.options, KIND_NAME, bool, False):
         return []
     _, matrix = bundled_results_for(request.table.pool)
     check_covered(matrix, request.table.pool, request.tasks)
@@ -103,14 +107,14 @@ def partition(request: PartitionRequest) -> list[PoolRoutes]:
         request.train_ids,
         request.test_ids,
         request.pools,
-        config=request.irt,
+        config=kind_option(request.options, KIND_NAME, IrtConfig, IrtConfig()),
         seed=request.seed,
         label=request.label,
     )
 
 
 KIND = RouterKind(
-    name="irt",
+    name=KIND_NAME,
     checkpoint=IrtCheckpoint,
     load=load,
     judge=judge,
