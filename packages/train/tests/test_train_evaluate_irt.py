@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import route_checkpoints
 from bash_only import bash_only_table_path
 
 from router_frontier_rl.bundled import bundled_table_path
@@ -21,7 +20,7 @@ from router_train.scoring.dial import outcome_matrices
 
 
 def test_split_mode_irt_row_matches_the_saved_router_and_reports_calibration(
-    tmp_path_factory: pytest.TempPathFactory,
+    irt_checkpoint: Path,
 ) -> None:
     table, info = read_table(bash_only_table_path())  # the shared IRT checkpoint's table
     report = evaluate(table, info, EvaluateConfig(include_baselines=False, irt=True))
@@ -30,7 +29,7 @@ def test_split_mode_irt_row_matches_the_saved_router_and_reports_calibration(
     assert row.name == "irt" and not row.in_sample and ev.n_tasks == 100
     # The saved router fitted on the same train split routes the eval tasks to the same models.
     eval_tasks = select_tasks(table, "eval", 0.2, 0)
-    saved = load_router(CheckpointSpec(checkpoint=route_checkpoints.irt_checkpoint(tmp_path_factory)))
+    saved = load_router(CheckpointSpec(checkpoint=irt_checkpoint))
     models = [d.model for d in saved.route_many([RouteTask.of_record(t) for t in eval_tasks])]
     shares = {m: v for m, v in row.metrics.label_distribution.items() if v > 0}
     assert shares == pytest.approx({m: models.count(m) / len(models) for m in set(models)}, abs=1e-6)

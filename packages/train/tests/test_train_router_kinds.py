@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
-import route_checkpoints
 from bash_only import BASH_ONLY, bash_only_table_path
 from pydantic import TypeAdapter
 from test_train_evaluate_anypool import synthetic
@@ -51,13 +49,14 @@ from router_train.scoring.baseline_fitter import BalancedLogregFitter, BaselineF
 from router_train.scoring.decisions import EvaluateError
 from router_train.scoring.safe_point import SafePointFitter
 
-CHECKPOINTS: dict[str, Callable[[pytest.TempPathFactory], Path]] = {
-    "router-train-local": route_checkpoints.grpo_checkpoint,
-    "router-train-local-anypool": route_checkpoints.anypool_checkpoint,
-    "router-train-baseline": route_checkpoints.logreg_checkpoint,
-    "router-train-irt": route_checkpoints.irt_checkpoint,
+CHECKPOINTS: dict[str, str] = {
+    "router-train-local": "grpo_checkpoint",
+    "router-train-local-anypool": "anypool_checkpoint",
+    "router-train-baseline": "balanced_logreg_checkpoint",
+    "router-train-irt": "irt_checkpoint",
 }
-"""Kind -> a small checkpoint of it, trained on the bash-only table's train split."""
+"""Kind -> the shared fixture (train_fixtures) of a small checkpoint of it, trained on the bash-only table's
+train split."""
 
 POOL = Path(BASH_ONLY)
 """The bundled pool every fixed-pool checkpoint above learned (its models are candidates, so the any-pool
@@ -65,10 +64,11 @@ kind routes it too)."""
 
 
 @pytest.fixture(scope="module", params=sorted(KINDS))
-def checkpoint(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def checkpoint(request: pytest.FixtureRequest) -> Path:
     kind = request.param
     assert kind in CHECKPOINTS, f"registered kind {kind} has no test checkpoint: add it to CHECKPOINTS"
-    return CHECKPOINTS[kind](tmp_path_factory)
+    path: Path = request.getfixturevalue(CHECKPOINTS[kind])
+    return path
 
 
 @pytest.fixture(scope="module")
