@@ -22,6 +22,7 @@ from pathlib import Path
 from router_frontier_rl import bundled_table_path, format_route
 from router_frontier_rl.prompt import user_prompt
 from router_train.evaluate import evaluate, read_table, read_traces, render_terminal, write_report
+from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.run import Source
 from router_train.scoring.metrics import compute_metrics, single_model_points
 
@@ -80,7 +81,9 @@ def main() -> None:
     t_metrics = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    report = evaluate(table, info, split="all", traces=[Source(name="bench-router", path=traces)])
+    report = evaluate(
+        table, info, EvaluateConfig(split="all", traces=[Source(name="bench-router", path=traces)])
+    )
     t_eval = time.perf_counter() - t0
     t0 = time.perf_counter()
     write_report(report, work / "report")

@@ -37,28 +37,33 @@ def main() -> int:
     t0 = time.perf_counter()
     from router_frontier_rl.bundled import bundled_table_path
     from router_oracle.derive import CandidateIndex
+    from router_train.anypool import AnyPoolTrainConfig
     from router_train.evaluate import read_table
     from router_train.evaluate_anypool import NamedPool, evaluate_any_pool, held_out_groups, quick_configs
+    from router_train.evaluate_anypool.config import AnyPoolEvalConfig
     from router_train.evaluate_anypool.report import render_terminal
+    from router_train.local import LocalTrainConfig
 
     print(f"import: {time.perf_counter() - t0:.1f} s")
     index = CandidateIndex.load()
     table, info = read_table(bundled_table_path())
     groups = held_out_groups(index, "provider")
-    anypool, fixed = quick_configs() if args.quick else (None, None)
+    anypool, fixed = quick_configs() if args.quick else (AnyPoolTrainConfig(), LocalTrainConfig())
     cpu0, t0 = _cpu(), time.perf_counter()
     report = evaluate_any_pool(
         index,
         table,
         info,
         groups,
-        held_out_by="provider",
-        drawn_pools=args.pools,
-        named_pools=[NamedPool(name=table.pool.name, ids=table.pool.ids)],
-        fold_seeds=[int(s) for s in args.fold_seeds.split(",")],
-        anypool_config=anypool,
-        fixed_config=fixed,
-        jobs=args.jobs,
+        AnyPoolEvalConfig(
+            held_out_by="provider",
+            drawn_pools=args.pools,
+            named_pools=[NamedPool(name=table.pool.name, ids=table.pool.ids)],
+            fold_seeds=[int(s) for s in args.fold_seeds.split(",")],
+            anypool_config=anypool,
+            fixed_config=fixed,
+            jobs=args.jobs,
+        ),
     )
     wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
     load = os.getloadavg()

@@ -32,6 +32,7 @@ def main() -> None:
     import router_train.evaluate.run as run_module
     from router_frontier_rl import bundled_table_path
     from router_train.evaluate import evaluate, read_table, render_terminal, write_report
+    from router_train.evaluate.config import EvaluateConfig
 
     t_import = time.perf_counter() - t0
     table, info = read_table(args.table or bundled_table_path())
@@ -65,7 +66,7 @@ def main() -> None:
 
     curves_module.build_curves = timed_curves  # type: ignore[assignment]
     t0 = time.perf_counter()
-    report = evaluate(table, info, folds=args.folds, fold_seeds=seeds, jobs=args.jobs)
+    report = evaluate(table, info, EvaluateConfig(folds=args.folds, fold_seeds=seeds, jobs=args.jobs))
     t_eval = time.perf_counter() - t0
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:

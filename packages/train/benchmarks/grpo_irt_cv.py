@@ -21,6 +21,7 @@ from router_frontier_rl import bundled_table_path
 from router_oracle.build import build_table
 from router_oracle.table import OracleTable
 from router_train.evaluate import evaluate, read_table
+from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.fitted import LOCAL_ROUTER_NAME
 from router_train.evaluate.report import TableInfo
 from router_train.local import LocalTrainConfig
@@ -38,7 +39,9 @@ def score(name: str, table: OracleTable, folds: int, seeds: list[int], jobs: int
         (IRT_ROW, LocalTrainConfig(features=FeatureConfig(irt=True))),
     ]
     t0 = time.perf_counter()
-    report = evaluate(table, info, folds=folds, fold_seeds=seeds, local_routers=routers, jobs=jobs)
+    report = evaluate(
+        table, info, EvaluateConfig(folds=folds, fold_seeds=seeds, local_routers=routers, jobs=jobs)
+    )
     print(f"  ({time.perf_counter() - t0:.0f} s)")
     print_rows(report.main, ROWS)
 

@@ -28,6 +28,7 @@ from router_oracle.derive import CandidateIndex
 from router_oracle.results_matrix import ResultsMatrix, load_results_matrix
 from router_oracle.table import OracleTable
 from router_train.evaluate import evaluate
+from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.design import fold_partitions
 from router_train.evaluate.report import Evaluation, TableInfo
 from router_train.irt.fitter import IrtFitter
@@ -187,7 +188,9 @@ def score(name: str, table: OracleTable, matrix: ResultsMatrix, folds: int, seed
     fitter = IrtFitter(matrix, table.pool)
     info = TableInfo(file=name, sha256="-", pool=table.pool.ids, n_tasks=len(table.tasks))
     t0 = time.perf_counter()
-    report = evaluate(table, info, folds=folds, fold_seeds=seeds, local_routers=[], fitters=[fitter], jobs=1)
+    report = evaluate(
+        table, info, EvaluateConfig(folds=folds, fold_seeds=seeds, local_routers=[], jobs=1), fitters=[fitter]
+    )
     print(f"  ({time.perf_counter() - t0:.0f} s)")
     ev = report.main
     keep = [

@@ -74,6 +74,7 @@ def main() -> None:
 
     import router_train.evaluate.run as run_module
     from router_train.evaluate import evaluate, read_table
+    from router_train.evaluate.config import EvaluateConfig
     from router_train.scoring.bootstrap import percentile_interval
     from router_train.scoring.metrics import per_task_outcomes, task_resample
     from router_train.scoring.vs_mix import gap_samples
@@ -111,14 +112,16 @@ def main() -> None:
             report = evaluate(
                 table,
                 info,
-                folds=args.folds,
-                fold_seeds=seeds,
-                seed=args.seed,
-                jobs=args.jobs,
-                task_features=specs[name],
-                include_baselines=not args.irt_only,
-                irt=args.irt_only,
-                safe_point=not args.native,
+                EvaluateConfig(
+                    folds=args.folds,
+                    fold_seeds=seeds,
+                    seed=args.seed,
+                    jobs=args.jobs,
+                    task_features=specs[name],
+                    include_baselines=not args.irt_only,
+                    irt=args.irt_only,
+                    safe_point=not args.native,
+                ),
             )
             fitted = captured[0]
             rows = {r.name: r for r in report.main.routers}

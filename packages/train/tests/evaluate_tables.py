@@ -17,6 +17,7 @@ from router_oracle.table import (
 )
 from router_oracle.tie_rule import pick_for_task
 from router_train.evaluate import EvalReport, evaluate
+from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.report import TableInfo
 from router_train.local import LocalTrainConfig
 
@@ -77,4 +78,6 @@ def cv_report(jobs: int) -> EvalReport:
     and compare jobs 1 with jobs 2)."""
     table = make_table(n=80)
     info = TableInfo(file="t.json", sha256="0" * 64, pool=table.pool.ids, n_tasks=len(table.tasks))
-    return evaluate(table, info, folds=4, fold_seeds=[0, 1], local_routers=FAST_LOCAL, jobs=jobs)
+    return evaluate(
+        table, info, EvaluateConfig(folds=4, fold_seeds=[0, 1], local_routers=FAST_LOCAL, jobs=jobs)
+    )

@@ -33,6 +33,7 @@ from router_train.evaluate_anypool import (
     held_out_groups,
     write_report,
 )
+from router_train.evaluate_anypool.config import AnyPoolEvalConfig
 from router_train.evaluate_anypool.pool_average import PoolGaps, gap_differences
 from router_train.evaluate_anypool.report import AnyPoolEvalReport
 from router_train.local import LocalTrainConfig
@@ -98,7 +99,8 @@ def run(index: CandidateIndex, reference: tuple[OracleTable, TableInfo], **kw: o
     }
     args.update(kw)
     groups = args.pop("groups", None) or held_out_groups(index, "provider")
-    return evaluate_any_pool(index, table, info, groups, **args)  # type: ignore[arg-type]
+    progress = bool(args.pop("progress", False))
+    return evaluate_any_pool(index, table, info, groups, AnyPoolEvalConfig(**args), progress=progress)  # type: ignore[arg-type]
 
 
 @functools.cache

@@ -25,6 +25,7 @@ from router_train.evaluate_anypool import (
     held_out_groups,
     render_terminal,
 )
+from router_train.evaluate_anypool.config import AnyPoolEvalConfig
 from router_train.evaluate_anypool.fits import Routed, fit_all
 from router_train.irt.fitter import IRT_ROUTER_NAME as IRT_NAME
 from router_train.irt.router import IrtConfig, fit_irt_router
@@ -47,10 +48,13 @@ def _fit(index: CandidateIndex, *, anypool_irt: bool = False) -> tuple[Routed, l
         partitions,
         groups,
         pools,
-        anypool_config=ANY_IRT if anypool_irt else FAST_ANY,
-        fixed_config=FAST_FIXED,
-        seed=0,
-        irt_config=SMALL,
+        AnyPoolEvalConfig(
+            anypool_config=ANY_IRT if anypool_irt else FAST_ANY,
+            fixed_config=FAST_FIXED,
+            seed=0,
+            irt=True,
+            irt_config=SMALL,
+        ),
     )
     return routed, partitions, [p for group_pools in pools for p in group_pools]
 
@@ -139,7 +143,11 @@ def test_the_irt_row_is_in_the_report_beside_the_others() -> None:
         "fixed_config": FAST_FIXED,
     }
     report = evaluate_any_pool(
-        index, table, info, groups, held_out_by="provider", irt=True, irt_config=SMALL, **kw
+        index,
+        table,
+        info,
+        groups,
+        AnyPoolEvalConfig(held_out_by="provider", irt=True, irt_config=SMALL, **kw),
     )
     names = [a.router for a in report.averages]
     assert names == ["local-anypool", "local-grpo", "tfidf-logreg(balanced)", IRT_NAME, "oracle"]
@@ -151,7 +159,7 @@ def test_the_irt_row_is_in_the_report_beside_the_others() -> None:
     assert any(IRT_NAME in p.curves for p in report.pools)
     assert any("IRT routers fitted" in n for n in report.notes)
     assert f"local-anypool - {IRT_NAME}" in render_terminal(report)
-    plain = evaluate_any_pool(index, table, info, groups, held_out_by="provider", **kw)
+    plain = evaluate_any_pool(index, table, info, groups, AnyPoolEvalConfig(held_out_by="provider", **kw))
     assert [a.router for a in plain.averages] == [
         "local-anypool",
         "local-grpo",

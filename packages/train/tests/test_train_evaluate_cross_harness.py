@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from router_train.cli import main
 from router_train.evaluate import EvaluateError, evaluate
 from router_train.evaluate import cross_harness as cross_harness_module
 from router_train.evaluate.calibrated_routes import Measured, ability_shift, calibrated_columns, measured_on
+from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.cross_harness import calibration_ids
 from router_train.evaluate.design import fold_partitions
 from router_train.evaluate.report import EvalReport, TableInfo
@@ -46,16 +48,13 @@ class Spy:
         return [from_labels("spy", "baseline", {t.instance_id: [top] for t in test})]
 
 
-def _cross(test: OracleTable, fitters: Sequence[object] = (), **kw: object) -> EvalReport:
+def _cross(test: OracleTable, fitters: Sequence[Any] = (), **kw: Any) -> EvalReport:
     return evaluate(
         TRAIN,
         _info(TRAIN, "train.json"),
-        folds=4,
-        fold_seeds=[0, 1],
-        fitters=list(fitters),  # type: ignore[arg-type]
-        local_routers=[],
+        EvaluateConfig(folds=4, fold_seeds=[0, 1], local_routers=[], **kw),
+        fitters=list(fitters),
         test_table=(test, _info(test, "test.json")),
-        **kw,  # type: ignore[arg-type]
     )
 
 
@@ -102,7 +101,9 @@ def test_cross_harness_judges_on_test_outcomes() -> None:
         for a, b in zip(same.cross_harness.routers, other.cross_harness.routers, strict=True)
     )
     # the in-harness evaluation is what evaluate reports without --test-table
-    plain = evaluate(TRAIN, _info(TRAIN, "train.json"), folds=4, fold_seeds=[0, 1], local_routers=[])
+    plain = evaluate(
+        TRAIN, _info(TRAIN, "train.json"), EvaluateConfig(folds=4, fold_seeds=[0, 1], local_routers=[])
+    )
     assert [r.gap_vs_mix for r in plain.main.routers] == [r.gap_vs_mix for r in other.main.routers]
 
 
@@ -116,9 +117,14 @@ def test_mismatched_pools_or_tasks_are_refused_in_one_line() -> None:
     with pytest.raises(EvaluateError, match="different pools"):
         _cross(renamed)
     with pytest.raises(EvaluateError, match="--test-table needs --folds"):
-        evaluate(TRAIN, _info(TRAIN, "t.json"), test_table=(TEST, _info(TEST, "u.json")), local_routers=[])
+        evaluate(
+            TRAIN,
+            _info(TRAIN, "t.json"),
+            EvaluateConfig(local_routers=[]),
+            test_table=(TEST, _info(TEST, "u.json")),
+        )
     with pytest.raises(EvaluateError, match="--calibrate needs --test-table"):
-        evaluate(TRAIN, _info(TRAIN, "t.json"), folds=4, calibrate=[5], local_routers=[])
+        evaluate(TRAIN, _info(TRAIN, "t.json"), EvaluateConfig(folds=4, calibrate=[5], local_routers=[]))
     with pytest.raises(EvaluateError, match=r"--calibrate 20: .* N must be below 20"):
         _cross(TEST, calibrate=[5, 20])
 

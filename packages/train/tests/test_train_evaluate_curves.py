@@ -14,6 +14,7 @@ from evaluate_tables import FAST_LOCAL, IDS, cv_report, make_table
 from router_oracle.table import TaskRecord
 from router_train.evaluate import curves, evaluate, write_report
 from router_train.evaluate import dial as dial_module
+from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.design import fold_partitions
 from router_train.evaluate.dial import (
     RouterScores,
@@ -154,10 +155,7 @@ def test_a_perfect_router_has_the_oracles_apgr(monkeypatch: pytest.MonkeyPatch) 
     report = evaluate(
         table,
         _info(table),
-        folds=4,
-        fold_seeds=(0, 1),
-        local_routers=[],
-        include_baselines=False,
+        EvaluateConfig(folds=4, fold_seeds=(0, 1), local_routers=[], include_baselines=False),
         fitters=[OracleScores()],
     )
     ev = report.main
@@ -210,7 +208,7 @@ def test_curves_in_report_json_and_the_plot(tmp_path: Path) -> None:
 
 def test_no_curves_outside_cross_validation(tmp_path: Path) -> None:
     table = make_table(60)
-    report = evaluate(table, _info(table), local_routers=[])
+    report = evaluate(table, _info(table), EvaluateConfig(local_routers=[]))
     files = write_report(report, tmp_path)
     assert [f.name for f in files] == ["report.json", "report.md", "cost_vs_resolved.png"]
     assert report.main.curves is None and all(r.curve is None for r in report.main.routers)

@@ -14,6 +14,7 @@ from router_frontier_rl.split import select_tasks, stratified_folds
 from router_oracle.table import TaskRecord, write_table
 from router_train.cli import main
 from router_train.evaluate import EvaluateError, Source, evaluate, read_table, write_report
+from router_train.evaluate.config import EvaluateConfig
 from router_train.local import LocalTrainConfig, train_local
 from router_train.scoring.decisions import Decisions, from_labels
 
@@ -58,7 +59,10 @@ def test_no_task_is_routed_by_a_router_trained_on_it(table_file: Path) -> None:
     table, info = read_table(table_file)
     spy = Spy()
     report = evaluate(
-        table, info, folds=4, fold_seeds=[0, 7], fitters=[spy], local_routers=[], include_baselines=False
+        table,
+        info,
+        EvaluateConfig(folds=4, fold_seeds=[0, 7], local_routers=[], include_baselines=False),
+        fitters=[spy],
     )
     assert len(spy.calls) == 8
     everything = {t.instance_id for t in table.tasks}
@@ -105,10 +109,8 @@ def test_a_router_equal_to_one_single_model_has_gap_zero(table_file: Path) -> No
     report = evaluate(
         table,
         info,
-        folds=3,
-        fold_seeds=[0, 1],
+        EvaluateConfig(folds=3, fold_seeds=[0, 1], local_routers=[]),
         fitters=[_always("small"), _always("big")],  # type: ignore[list-item]
-        local_routers=[],
     )
     rows = {r.name: r for r in report.main.routers}
     assert next(p.model for p in report.main.frontier) == "small"
@@ -154,7 +156,7 @@ def test_guard_refuses_a_checkpoint_scored_on_its_training_tasks(
     with pytest.raises(
         EvaluateError, match=rf"trained on {overlap} of the {len(eval_ids)} tasks of split eval"
     ):
-        evaluate(table, info, checkpoints=[src], local_routers=[])
+        evaluate(table, info, EvaluateConfig(checkpoints=[src], local_routers=[]))
     out = tmp_path / "rep"
     argv = ["evaluate", "--table", str(table_file), "--checkpoint", f"leaky={other_split_checkpoint}", "-o"]
     assert main([*argv, str(out)]) == 2
@@ -178,7 +180,9 @@ def test_cross_validation_scores_a_checkpoint_on_its_unseen_tasks_only(
 ) -> None:
     table, info = read_table(table_file)
     src = Source(name="ckpt", path=other_split_checkpoint)
-    report = evaluate(table, info, folds=4, fold_seeds=[0], checkpoints=[src], local_routers=FAST_LOCAL)
+    report = evaluate(
+        table, info, EvaluateConfig(folds=4, fold_seeds=[0], checkpoints=[src], local_routers=FAST_LOCAL)
+    )
     held = {t.instance_id for t in select_tasks(table, "eval", split_seed=1)}
     assert len(report.evaluations) == 2
     sub = report.evaluations[1]
@@ -210,18 +214,32 @@ def _traces_with_split(tmp_path: Path, split: str | None, repeat: int = 0) -> Pa
 
 def test_guard_refuses_traces_served_from_the_train_split(tmp_path: Path) -> None:
     table, info = read_table(VF_TABLE)
-    kw = {"split": "all", "include_baselines": False}
     for bad in (_traces_with_split(tmp_path, "train"), _traces_with_split(tmp_path, None, repeat=1)):
         with pytest.raises(EvaluateError, match="served from the env's train split"):
-            evaluate(table, info, traces=[Source(name="r", path=bad)], **kw)  # type: ignore[arg-type]
-    ok = evaluate(table, info, traces=[Source(name="r", path=_traces_with_split(tmp_path, "eval"))], **kw)  # type: ignore[arg-type]
+            evaluate(
+                table,
+                info,
+                EvaluateConfig(traces=[Source(name="r", path=bad)], split="all", include_baselines=False),
+            )
+    ok = evaluate(
+        table,
+        info,
+        EvaluateConfig(
+            traces=[Source(name="r", path=_traces_with_split(tmp_path, "eval"))],
+            split="all",
+            include_baselines=False,
+        ),
+    )
     assert not ok.main.routers[0].in_sample
     allowed = evaluate(
         table,
         info,
-        traces=[Source(name="r", path=_traces_with_split(tmp_path, "train", 2))],
-        allow_in_sample=True,
-        **kw,  # type: ignore[arg-type]
+        EvaluateConfig(
+            traces=[Source(name="r", path=_traces_with_split(tmp_path, "train", 2))],
+            allow_in_sample=True,
+            split="all",
+            include_baselines=False,
+        ),
     )
     assert allowed.main.routers[0].in_sample
 
@@ -229,7 +247,11 @@ def test_guard_refuses_traces_served_from_the_train_split(tmp_path: Path) -> Non
 def test_traces_under_cross_validation_are_compared_on_the_tasks_they_cover(tmp_path: Path) -> None:
     table, info = read_table(VF_TABLE)  # 6 tasks; the traces cover all 6
     path = _traces_with_split(tmp_path, "eval")
-    report = evaluate(table, info, folds=2, traces=[Source(name="stub", path=path)], local_routers=FAST_LOCAL)
+    report = evaluate(
+        table,
+        info,
+        EvaluateConfig(folds=2, traces=[Source(name="stub", path=path)], local_routers=FAST_LOCAL),
+    )
     assert len(report.evaluations) == 1  # it covers every task: one table
     assert report.main.routers[-1].name == "stub" and report.main.routers[-1].n_tasks == 6
     # Keep only the episodes of 4 tasks: the stub gets its own comparison on those 4.
@@ -239,7 +261,9 @@ def test_traces_under_cross_validation_are_compared_on_the_tasks_they_cover(tmp_
     part.parent.mkdir()
     part.write_text("\n".join(lines) + "\n")
     report = evaluate(
-        table, info, folds=2, traces=[Source(name="stub4", path=part)], local_routers=FAST_LOCAL
+        table,
+        info,
+        EvaluateConfig(folds=2, traces=[Source(name="stub4", path=part)], local_routers=FAST_LOCAL),
     )
     assert [e.n_tasks for e in report.evaluations] == [6, 4]
     sub = report.evaluations[1]

@@ -20,6 +20,7 @@ from router_train.evaluate import (
     read_traces,
     write_report,
 )
+from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.traces import last_reply
 from router_train.local import LocalTrainConfig, load_policy, train_local
 from router_train.scoring import baselines
@@ -39,7 +40,7 @@ def rows_by_name(report):  # type: ignore[no-untyped-def]
 
 def test_baselines_are_sane(table_file: Path) -> None:
     table, info = read_table(table_file)
-    report = evaluate(table, info, seed=3, local_routers=FAST_LOCAL)
+    report = evaluate(table, info, EvaluateConfig(seed=3, local_routers=FAST_LOCAL))
     rows = rows_by_name(report)
     tasks = select_tasks(table, "eval")
     main = report.main
@@ -158,7 +159,7 @@ def test_report_files_are_deterministic(table_file: Path, tmp_path: Path) -> Non
     outs = []
     for k in range(2):
         table, info = read_table(table_file)
-        report = evaluate(table, info, seed=7, local_routers=FAST_LOCAL)
+        report = evaluate(table, info, EvaluateConfig(seed=7, local_routers=FAST_LOCAL))
         files = write_report(report, tmp_path / f"out{k}")
         assert [f.name for f in files] == ["report.json", "report.md", "cost_vs_resolved.png"]
         outs.append({f.name: f.read_bytes() for f in files})
@@ -175,7 +176,7 @@ def test_checkpoint_source(table_file: Path, tmp_path: Path) -> None:
     )
     table, info = read_table(table_file)
     source = Source(name="ckpt", path=run.checkpoint_path)
-    report = evaluate(table, info, checkpoints=[source], local_routers=[])
+    report = evaluate(table, info, EvaluateConfig(checkpoints=[source], local_routers=[]))
     row = rows_by_name(report)["ckpt"]
     assert row.kind == "checkpoint" and row.source == "checkpoint.json" and not row.in_sample
     tasks = select_tasks(table, "eval")
@@ -188,13 +189,17 @@ def test_checkpoint_source(table_file: Path, tmp_path: Path) -> None:
 def test_missing_checkpoint_is_a_clear_error(table_file: Path, tmp_path: Path) -> None:
     table, info = read_table(table_file)
     with pytest.raises(EvaluateError, match="cannot load checkpoint"):
-        evaluate(table, info, checkpoints=[Source(name="x", path=tmp_path / "nope.json")], local_routers=[])
+        evaluate(
+            table,
+            info,
+            EvaluateConfig(checkpoints=[Source(name="x", path=tmp_path / "nope.json")], local_routers=[]),
+        )
 
 
 def test_bad_split_names_the_table(table_file: Path) -> None:
     table, info = read_table(table_file)
     with pytest.raises(EvaluateError, match=r"table\.json: cannot split the table: eval_fraction"):
-        evaluate(table, info, eval_fraction=1.5)
+        evaluate(table, info, EvaluateConfig(eval_fraction=1.5))
 
 
 def test_cli_writes_the_report_and_prints_the_table(

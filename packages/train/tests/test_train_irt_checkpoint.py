@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import route_checkpoints
 from bash_only import bash_only_table_path
 
 from router_frontier_rl.bundled import bundled_table_path
@@ -42,8 +41,8 @@ def test_near_tie_scores_argmax_is_the_near_tie_rule_with_columns_by_cost() -> N
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return route_checkpoints.irt_checkpoint(tmp_path_factory)
+def checkpoint(irt_checkpoint: Path) -> Path:
+    return irt_checkpoint  # fitted once per test process (train_fixtures)
 
 
 def test_saved_router_routes_as_the_fitted_router(checkpoint: Path) -> None:

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import route_checkpoints
 from pydantic import ValidationError
 
 from router_oracle.validation_message import one_line
@@ -100,8 +99,8 @@ CASES: list[tuple[str, Damage, str]] = [
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return route_checkpoints.irt_checkpoint(tmp_path_factory)
+def checkpoint(irt_checkpoint: Path) -> Path:
+    return irt_checkpoint  # fitted once per test process (train_fixtures)
 
 
 @pytest.fixture(scope="module")

@@ -108,11 +108,11 @@ def test_a_stored_fit_must_have_the_feature_rows_its_columns_say(data, tmp_path:
 
 def test_evaluate_hands_the_features_to_the_irt_fitter(data) -> None:  # type: ignore[no-untyped-def]
     table, _ = data
-    request = FitRequest(table, table.tasks, False, [], True, task_features="bundled-issue")
+    request = FitRequest(table, table.tasks, {"irt": True}, task_features="bundled-issue")
     (fitter,) = fitters_for(request)
     assert isinstance(fitter, SafePointFitter) and isinstance(fitter.inner, IrtFitter)
     assert fitter.inner.task_features == "bundled-issue"
-    request = FitRequest(table, table.tasks, False, [], True, task_features=None, safe_point=False)
+    request = FitRequest(table, table.tasks, {"irt": True}, task_features=None, safe_point=False)
     (plain,) = fitters_for(request)
     assert isinstance(plain, IrtFitter) and plain.task_features is None
 

@@ -27,6 +27,7 @@ from router_train.evaluate import (
     render_terminal,
     write_report,
 )
+from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.plot import _draw
 from router_train.evaluate.report import Evaluation
 from router_train.scoring.metrics import single_model_points
@@ -76,7 +77,7 @@ def _legend(report: EvalReport) -> list[str]:
 
 def test_evaluate_reports_the_noise_estimate_beside_the_oracle(tmp_path: Path) -> None:
     table, info = read_table(BUNDLED)
-    report = evaluate(table, info, local_routers=[])  # the env's eval split: 100 tasks
+    report = evaluate(table, info, EvaluateConfig(local_routers=[]))  # the env's eval split: 100 tasks
     ev = report.main
     est = ev.oracle_noise
     ids = [t.instance_id for t in select_tasks(table, "eval")]
@@ -99,7 +100,9 @@ def test_evaluate_reports_the_noise_estimate_beside_the_oracle(tmp_path: Path) -
     noise = data["evaluations"][0]["oracle_noise"]
     assert noise["headroom_points"] == est.headroom_points
     assert noise["noise"]["noise_points"] == est.noise.noise_points and noise["unavailable"] is None
-    assert dumps_report(evaluate(table, info, local_routers=[])) == dumps_report(report)  # byte-stable
+    assert dumps_report(evaluate(table, info, EvaluateConfig(local_routers=[]))) == dumps_report(
+        report
+    )  # byte-stable
     # The plot's second reference mark: the oracle less the noise estimate, with a legend entry.
     low = 100 * est.oracle_resolve_rate - est.noise.noise_points
     (mark,) = [lab for lab in _legend(report) if lab.startswith("oracle less rollout noise")]
@@ -110,7 +113,9 @@ def test_each_evaluation_gets_the_estimate_on_its_own_tasks() -> None:
     table, info = read_table(BUNDLED)
     # Under cross-validation traces covering 6 of the 500 tasks get their own comparison.
     report = evaluate(
-        table, info, folds=2, fold_seeds=[0], local_routers=[], traces=[Source(name="vf", path=VF_TRACES)]
+        table,
+        info,
+        EvaluateConfig(folds=2, fold_seeds=[0], local_routers=[], traces=[Source(name="vf", path=VF_TRACES)]),
     )
     assert [ev.n_tasks for ev in report.evaluations] == [500, 6]
     terminal, md = render_terminal(report), render_markdown(report)
@@ -144,7 +149,7 @@ def test_a_table_with_no_second_run_says_the_noise_is_not_measured(tmp_path: Pat
     noise = data["evaluations"][0]["oracle_noise"]
     assert noise["noise"] is None and noise["upper"] is None and noise["unavailable"] == UNMEASURED
     table, info = read_table(path)
-    report = evaluate(table, info, folds=2, fold_seeds=[0], local_routers=[])
+    report = evaluate(table, info, EvaluateConfig(folds=2, fold_seeds=[0], local_routers=[]))
     gap = _oracle_gap(report.main)
     assert gap is not None
     line = f"oracle {gap:+.1f} points above the mix"

@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 
 import pytest
-import route_checkpoints
 from bash_only import bash_only_table_path
 
 from router_frontier_rl.split import select_tasks
@@ -37,17 +36,6 @@ def table():
 @pytest.fixture(scope="module")
 def eval_ids(table) -> list[str]:
     return sorted(t.instance_id for t in select_tasks(table, "eval"))
-
-
-# Trained once per process and shared with test_train_route_dial (route_checkpoints).
-@pytest.fixture(scope="module")
-def grpo_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return route_checkpoints.grpo_checkpoint(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def anypool_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return route_checkpoints.anypool_checkpoint(tmp_path_factory)
 
 
 def _tasks_file(path: Path, tasks: list[RouteTask]) -> Path:

@@ -14,17 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
-import route_checkpoints
 
 from router_train.cli import main
 
 INSTANCE = ["--instance", "astropy__astropy-12907"]
 GOOD = {"instance_id": "acme__widgets-1", "repo": "acme/widgets", "problem_statement": "It breaks."}
-
-
-@pytest.fixture(scope="module")
-def grpo_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return route_checkpoints.grpo_checkpoint(tmp_path_factory)
 
 
 def _bad(capsys: pytest.CaptureFixture[str], out: Path, *argv: str) -> str:

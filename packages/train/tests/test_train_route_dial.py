@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import route_checkpoints
 from bash_only import bash_only_table_path
 
 from router_frontier_rl.split import select_tasks
@@ -35,17 +34,6 @@ def table():
 @pytest.fixture(scope="module")
 def train_records(table):
     return select_tasks(table, "train")
-
-
-# Trained once per process and shared with test_train_route (route_checkpoints).
-@pytest.fixture(scope="module")
-def grpo_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return route_checkpoints.grpo_checkpoint(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def anypool_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return route_checkpoints.anypool_checkpoint(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -5,14 +5,13 @@ tasks: the tests are parametrized over the registry, so a kind added later is co
 
 from __future__ import annotations
 
+import ast
 import re
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
-import route_checkpoints
 from bash_only import BASH_ONLY, bash_only_table_path
 from pydantic import TypeAdapter
 from test_train_evaluate_anypool import synthetic
@@ -23,6 +22,7 @@ from router_oracle.table import OracleTable, TaskRecord
 from router_oracle.table_check import load_table
 from router_train.anypool import train_any_pool
 from router_train.cli import main
+from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.run import Source, evaluate, read_table
 from router_train.evaluate_anypool.fits import FIXED_NAMES
 from router_train.irt.fitter import IrtFitter
@@ -44,17 +44,19 @@ from router_train.route.kinds import (
     reference_rows,
     references_for,
 )
+from router_train.route.kinds import kind as kind_module
 from router_train.scoring.baseline_fitter import BalancedLogregFitter, BaselineFitter
 from router_train.scoring.decisions import EvaluateError
 from router_train.scoring.safe_point import SafePointFitter
 
-CHECKPOINTS: dict[str, Callable[[pytest.TempPathFactory], Path]] = {
-    "router-train-local": route_checkpoints.grpo_checkpoint,
-    "router-train-local-anypool": route_checkpoints.anypool_checkpoint,
-    "router-train-baseline": route_checkpoints.logreg_checkpoint,
-    "router-train-irt": route_checkpoints.irt_checkpoint,
+CHECKPOINTS: dict[str, str] = {
+    "router-train-local": "grpo_checkpoint",
+    "router-train-local-anypool": "anypool_checkpoint",
+    "router-train-baseline": "balanced_logreg_checkpoint",
+    "router-train-irt": "irt_checkpoint",
 }
-"""Kind -> a small checkpoint of it, trained on the bash-only table's train split."""
+"""Kind -> the shared fixture (train_fixtures) of a small checkpoint of it, trained on the bash-only table's
+train split."""
 
 POOL = Path(BASH_ONLY)
 """The bundled pool every fixed-pool checkpoint above learned (its models are candidates, so the any-pool
@@ -62,10 +64,11 @@ kind routes it too)."""
 
 
 @pytest.fixture(scope="module", params=sorted(KINDS))
-def checkpoint(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def checkpoint(request: pytest.FixtureRequest) -> Path:
     kind = request.param
     assert kind in CHECKPOINTS, f"registered kind {kind} has no test checkpoint: add it to CHECKPOINTS"
-    return CHECKPOINTS[kind](tmp_path_factory)
+    path: Path = request.getfixturevalue(CHECKPOINTS[kind])
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +137,9 @@ def test_every_kind_is_judged_by_evaluate_on_unseen_tasks_only(
 ) -> None:
     table, info = read_table(bash_only_table_path())
     report = evaluate(
-        table, info, checkpoints=[Source(name="ckpt", path=checkpoint)], include_baselines=False
+        table,
+        info,
+        EvaluateConfig(checkpoints=[Source(name="ckpt", path=checkpoint)], include_baselines=False),
     )
     (row,) = report.main.routers
     assert row.kind == "checkpoint" and row.source == checkpoint.name and not row.in_sample
@@ -149,9 +154,9 @@ def test_every_kind_is_judged_by_evaluate_on_unseen_tasks_only(
         evaluate(
             table,
             info,
-            split="train",
-            checkpoints=[Source(name="ckpt", path=checkpoint)],
-            include_baselines=False,
+            EvaluateConfig(
+                split="train", checkpoints=[Source(name="ckpt", path=checkpoint)], include_baselines=False
+            ),
         )
     argv = [
         "evaluate",
@@ -175,7 +180,9 @@ def test_a_file_of_no_registered_kind_is_one_line_for_route_and_evaluate(tmp_pat
         load_router(CheckpointSpec(checkpoint=path))
     table, info = read_table(bash_only_table_path())
     with pytest.raises(EvaluateError, match=re.escape(f"{path}: cannot load checkpoint: {path}: {expected}")):
-        evaluate(table, info, checkpoints=[Source(name="x", path=path)], include_baselines=False)
+        evaluate(
+            table, info, EvaluateConfig(checkpoints=[Source(name="x", path=path)], include_baselines=False)
+        )
 
 
 FAST_LOCAL = [("local-fast", LocalTrainConfig(steps=10, tasks_per_step=16, shift_folds=0))]
@@ -183,7 +190,8 @@ FAST_LOCAL = [("local-fast", LocalTrainConfig(steps=10, tasks_per_step=16, shift
 
 
 def _request(table: OracleTable, tasks: list[TaskRecord], *, wanted: bool) -> FitRequest:
-    return FitRequest(table, tasks, baselines=wanted, local=FAST_LOCAL if wanted else [], irt=wanted)
+    options = {"baseline": wanted, "local": FAST_LOCAL if wanted else [], "irt": wanted}
+    return FitRequest(table, tasks, options)
 
 
 @pytest.mark.parametrize("kind", list(KINDS.values()), ids=lambda k: k.name)
@@ -229,7 +237,7 @@ def test_evaluate_fits_the_reference_kinds_first_then_the_others_in_registry_ord
 def test_evaluate_anypool_takes_its_references_and_any_pool_trainer_from_the_registry() -> None:
     table = load_table(bash_only_table_path())
     train, test = select_tasks(table, "train"), select_tasks(table, "eval")
-    references = references_for(ReferenceRequest(table.pool.ids, FAST_LOCAL[0][1]))
+    references = references_for(ReferenceRequest(table.pool.ids, {"local": FAST_LOCAL[0][1]}))
     assert [type(f) for f in references] == [LocalFitter, BalancedLogregFitter]
     decisions = [d for f in references for d in f(train, test, 0)]
     # The rows evaluate-anypool reports, in its order: the kinds' declared reference rows.
@@ -255,7 +263,7 @@ def test_evaluate_anypool_takes_its_partition_shared_row_from_the_registry() -> 
     train_ids, test_ids = ids[::2], ids[1::2]
     pools = [["pa-big", "pb-mid", "pc-tiny"], ["pa-big", "pc-tiny"]]
     config = IrtConfig(dims=(0, 1), alphas=(3.0,), temperatures=(1.0,), inner_folds=3)
-    fitted = shared.fit(PartitionRequest(index, train_ids, test_ids, pools, config, 0, "half"))
+    fitted = shared.fit(PartitionRequest(index, train_ids, test_ids, pools, {"irt": config}, 0, "half"))
     assert len(fitted) == len(pools)
     for ids_, (routes, scores) in zip(pools, fitted, strict=True):
         assert len(routes) == len(test_ids) and set(routes) <= set(ids_)
@@ -270,3 +278,26 @@ def test_evaluate_anypool_takes_its_partition_shared_row_from_the_registry() -> 
         index.records(first, train_ids), matrix_of(index.candidates), first, config=config, seed=0
     )
     assert fitted[0][0] == own.route(index.records(first, test_ids), first)
+
+
+def test_what_a_kind_is_imports_no_kind() -> None:
+    # kind.py is the registry's vocabulary: per-kind options travel keyed by kind name (`KindOptions`),
+    # so no kind's package (its trainer, config, checkpoint) is imported by it.
+    source = Path(kind_module.__file__ or "").read_text(encoding="utf-8")
+    imported = [n.module or "" for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ImportFrom)]
+    kind_packages = (
+        "router_train.local",
+        "router_train.anypool",
+        "router_train.irt",
+        "router_train.route.kinds",
+    )
+    assert imported and not [m for m in imported if m.startswith(kind_packages)]
+
+
+def test_a_kind_reads_its_own_options_of_its_own_type() -> None:
+    table = load_table(bash_only_table_path())
+    only_local = FitRequest(table, table.tasks, {"local": FAST_LOCAL}, safe_point=False)
+    (fitter,) = fitters_for(only_local)  # the other kinds are not asked for
+    assert isinstance(fitter, LocalFitter) and fitter.name == "local-fast"
+    with pytest.raises(TypeError, match="the irt kind's options are a bool, not str"):
+        fitters_for(FitRequest(table, table.tasks, {"irt": "yes"}))

@@ -28,11 +28,9 @@ from serve_stubs import (
     bundled_issues,
     free_port,
     log_lines,
-    native_router,
     proxy_app,
     running_upstreams,
     serving,
-    trained_checkpoint,
     wait_until_serving,
     write_config,
 )
@@ -46,13 +44,13 @@ Stubs = dict[str, tuple[StubUpstream, ServerThread]]
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return trained_checkpoint(tmp_path_factory.getbasetemp())
+def checkpoint(serve_checkpoint: Path) -> Path:
+    return serve_checkpoint  # trained once per test process (train_fixtures)
 
 
 @pytest.fixture(scope="module")
-def router(checkpoint: Path) -> Router:
-    return native_router(checkpoint)
+def router(serve_router: Router) -> Router:
+    return serve_router
 
 
 @pytest.fixture

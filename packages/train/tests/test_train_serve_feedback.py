@@ -30,11 +30,9 @@ from serve_stubs import (
     bundled_issues,
     free_port,
     log_lines,
-    native_router,
     proxy_app,
     running_upstreams,
     serving,
-    trained_checkpoint,
     wait_until_serving,
     write_config,
 )
@@ -54,13 +52,13 @@ ANSWER_COST = (STUB_USAGE["prompt_tokens"] * 3.0 + STUB_USAGE["completion_tokens
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return trained_checkpoint(tmp_path_factory.getbasetemp())
+def checkpoint(serve_checkpoint: Path) -> Path:
+    return serve_checkpoint  # trained once per test process (train_fixtures)
 
 
 @pytest.fixture(scope="module")
-def router(checkpoint: Path) -> Router:
-    return native_router(checkpoint)
+def router(serve_router: Router) -> Router:
+    return serve_router
 
 
 @pytest.fixture(scope="module")

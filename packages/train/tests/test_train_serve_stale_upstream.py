@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 import tomli_w
-from serve_stubs import proxy_app, serving, trained_checkpoint
+from serve_stubs import proxy_app, serving
 
 from router_train.route import CheckpointSpec, load_router
 from router_train.serve.app import UPSTREAM_KEEPALIVE_S
@@ -110,8 +110,8 @@ def _reset(conn: socket.socket) -> None:
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return trained_checkpoint(tmp_path_factory.getbasetemp())
+def checkpoint(serve_checkpoint: Path) -> Path:
+    return serve_checkpoint  # trained once per test process (train_fixtures)
 
 
 def _config(tmp_path: Path, checkpoint: Path, upstream: ClosingUpstream) -> Path:

@@ -16,6 +16,7 @@ from evaluate_tables import IDS, make_table
 from router_oracle.table import OracleTable, write_table
 from router_train.cli import main
 from router_train.evaluate import evaluate
+from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.report import TableInfo
 from router_train.local import FeatureConfig, LocalTrainConfig
 from router_train.local.features import feature_dim, featurize, fit_features
@@ -167,8 +168,8 @@ def test_evaluate_routers_learn_from_task_features(tmp_path: Path) -> None:
     path = str(_features_file(tmp_path, table, _oracle_feature(table)))
     local = [("local-grpo", LocalTrainConfig(steps=40, tasks_per_step=16, shift_folds=0))]
     kw = {"folds": 4, "fold_seeds": [0], "local_routers": local}
-    plain = evaluate(table, info, **kw)  # type: ignore[arg-type]
-    with_features = evaluate(table, info, task_features=path, **kw)  # type: ignore[arg-type]
+    plain = evaluate(table, info, EvaluateConfig(**kw))  # type: ignore[arg-type]
+    with_features = evaluate(table, info, EvaluateConfig(task_features=path, **kw))  # type: ignore[arg-type]
 
     def accuracy(report: object, name: str) -> float:
         row = next(r for r in report.main.routers if r.name == name)  # type: ignore[attr-defined]

@@ -25,6 +25,7 @@ from router_oracle.stats import compute_stats, format_stats
 from router_oracle.table import dumps_table, license_summary
 from router_train.commands.launch import launch_status
 from router_train.evaluate import evaluate, read_table, render_terminal
+from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.fitted import LOCAL_ROUTER_NAME
 from router_train.hosted import is_stale, load_config, prime_ready, shipped_path
 from router_train.local import LocalTrainConfig, format_summary, train_local
@@ -55,22 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_cli(lambda: _main(argv), prog="smoke", interrupted="interrupted")
 
 
-def _main(argv: Sequence[str] | None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="smoke",
-        description=(
-            "The main job: table -> environment -> smoke config -> hosted launch when Prime is set up, "
-            "else a short local GRPO run. Exit codes: 0 done, 1 a check failed, 2 bad input, 130 "
-            "interrupted, others from the launch."
-        ),
-    )
-    parser.add_argument("--output-dir", type=Path, default=DEFAULT_OUTPUT, help="local run outputs")
-    parser.add_argument(
-        "--steps", type=_positive_int, default=None, help="local GRPO steps (default: the trainer's)"
-    )
-    parser.add_argument("--local", action="store_true", help="train locally even when Prime is ready")
-    args = parser.parse_args(argv)
-
+def _check_inputs() -> int:
+    """Steps 1-3: the table, the environment, the hosted config; 1 when a shipped file is stale, else 0."""
     t0 = _step(1, "oracle table: default pool, bundled SWE-bench Verified + OpenHands Index data")
     table = build_default_table()
     bundled = bundled_table_path()
@@ -107,6 +94,28 @@ def _main(argv: Sequence[str] | None) -> int:
     )
     _done(t0)
 
+    return 0
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="smoke",
+        description=(
+            "The main job: table -> environment -> smoke config -> hosted launch when Prime is set up, "
+            "else a short local GRPO run. Exit codes: 0 done, 1 a check failed, 2 bad input, 130 "
+            "interrupted, others from the launch."
+        ),
+    )
+    parser.add_argument("--output-dir", type=Path, default=DEFAULT_OUTPUT, help="local run outputs")
+    parser.add_argument(
+        "--steps", type=_positive_int, default=None, help="local GRPO steps (default: the trainer's)"
+    )
+    parser.add_argument("--local", action="store_true", help="train locally even when Prime is ready")
+    args = parser.parse_args(argv)
+
+    failed = _check_inputs()
+    if failed:
+        return failed
     ready, why = prime_ready()
     if ready and not args.local:
         _step(4, "launch on Prime Hosted Training")
@@ -130,13 +139,10 @@ def _main(argv: Sequence[str] | None) -> int:
     )
     print("      and every baseline retrained in each fold on the other four:")
     cv_cfg = cfg.model_copy(update={"output_dir": LocalTrainConfig().output_dir})
-    report = evaluate(
-        *read_table(bundled),
-        folds=5,
-        fold_seeds=[0],
-        local_routers=[(LOCAL_ROUTER_NAME, cv_cfg)],
-        jobs=min(os.cpu_count() or 1, 4),
+    cv = EvaluateConfig(
+        folds=5, fold_seeds=[0], local_routers=[(LOCAL_ROUTER_NAME, cv_cfg)], jobs=min(os.cpu_count() or 1, 4)
     )
+    report = evaluate(*read_table(bundled_table_path()), cv)
     sys.stdout.write(render_terminal(report))
     mine = next(r for r in report.main.routers if r.name == LOCAL_ROUTER_NAME)
     print(f"      {LOCAL_ROUTER_NAME} vs the best random mix of single models: {verdict(mine.gap_vs_mix)}")

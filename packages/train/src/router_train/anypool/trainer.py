@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from router_frontier_rl.any_pool import pool_view
 from router_frontier_rl.pool_draw import draw_pool
@@ -149,6 +150,71 @@ def train_any_pool(
     irt_p = model_probabilities(irt, tasks) if irt is not None else None
 
     t0 = time.perf_counter()
+    bank = _bank(index, model_ids, train_ids, cfg, irt)
+    bank_seconds = time.perf_counter() - t0
+    scores = _BankScores(index, weights_5, {} if score_cache is None else score_cache)
+
+    dim, d = feature_dim(task_cfg, state), len(model_feature_names(cfg.features))
+    # Zero weights: every pool starts uniform, so the first samples explore every model.
+    policy = AnyPoolPolicy(cfg.features, state, np.zeros((dim, d)), np.zeros(d), irt)
+    opt = AdamW((dim, d), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay)
+    rng = np.random.default_rng(cfg.seed)
+
+    step = _stepper(policy, opt, rng, cfg, bank, scores, x_all, repos, train_ids, irt, irt_p)
+
+    def record(step: int, taken: tuple[np.ndarray, np.ndarray, GRPOStep]) -> StepMetrics:
+        probs, picks, done = taken
+        share: dict[str, float] = {}
+        for r, pi in enumerate(picks):
+            for a in done.actions[r]:
+                mid = bank[int(pi)].ids[int(a)]
+                share[mid] = share.get(mid, 0.0) + 1.0 / done.actions.size
+        return step_record(step, probs, done, dict(sorted(share.items())))
+
+    # No tail average: the last step's parameters, updated in place in `policy`, are the trained ones.
+    adapter = GrpoAdapter((policy.weights, policy.bias), step, record)
+    run = run_grpo(adapter, cfg.steps, progress=progress, desc="router-train local-anypool", on_step=on_step)
+    return AnyPoolTrainResult(
+        policy=policy,
+        metrics=run.records,
+        train_task_ids=train_ids,
+        model_ids=list(model_ids),
+        bank_seconds=bank_seconds,
+        seconds_per_step=run.seconds_per_step,
+    )
+
+
+class _BankScores:
+    """The env's route scores of each (bank pool, task), kept per pool and in `shared` across runs that
+    draw the same bank of pools (`ScoreCache`)."""
+
+    def __init__(self, index: CandidateIndex, weights_5: tuple[float, ...], shared: ScoreCache) -> None:
+        self.index, self.weights_5, self.shared = index, weights_5, shared
+
+    def __call__(self, p: _BankPool, task_id: str) -> np.ndarray:
+        cached = p.scores.get(task_id)
+        if cached is None:
+            # A route's scores are a function of the pool's row of the task, the model and the weights.
+            key = (self.weights_5, tuple(p.ids), task_id)
+            cached = self.shared.get(key)
+            if cached is None:
+                record = self.index.records(p.pool, [task_id])[0]
+                # `score_completion(record, format_route(m), p.ids)` is `score_route` of the route parsed
+                # from that completion; the parse depends on the pool alone, so it is done once per pool.
+                cached = np.asarray([_weighted(score_route(record, r), self.weights_5) for r in p.routes])
+                self.shared[key] = cached
+            p.scores[task_id] = cached
+        return cached
+
+
+def _bank(
+    index: CandidateIndex,
+    model_ids: Sequence[str],
+    train_ids: list[str],
+    cfg: AnyPoolTrainConfig,
+    irt: AnyPoolIrtState | None,
+) -> list[_BankPool]:
+    """The bank of training pools, drawn from `model_ids` (seeded by `cfg.seed`), each with its view."""
     bank: list[_BankPool] = []
     for i in range(cfg.pool_bank):
         ids = draw_pool(
@@ -158,33 +224,26 @@ def train_any_pool(
         routes = [parse_route(format_route(m), pool.ids) for m in pool.ids]
         cols = pool_columns(irt, pool.ids) if irt is not None else None
         bank.append(_BankPool(pool, pool.ids, PoolFeatureCache(summary), {}, routes, cols))
-    bank_seconds = time.perf_counter() - t0
+    return bank
 
-    shared: ScoreCache = {} if score_cache is None else score_cache
 
-    def scores(p: _BankPool, task_id: str) -> np.ndarray:
-        cached = p.scores.get(task_id)
-        if cached is None:
-            # A route's scores are a function of the pool's row of the task, the model and the weights.
-            key = (weights_5, tuple(p.ids), task_id)
-            cached = shared.get(key)
-            if cached is None:
-                record = index.records(p.pool, [task_id])[0]
-                # `score_completion(record, format_route(m), p.ids)` is `score_route` of the route parsed
-                # from that completion; the parse depends on the pool alone, so it is done once per pool.
-                cached = np.asarray([_weighted(score_route(record, r), weights_5) for r in p.routes])
-                shared[key] = cached
-            p.scores[task_id] = cached
-        return cached
-
-    dim, d = feature_dim(task_cfg, state), len(model_feature_names(cfg.features))
-    d_cap = len(MODEL_FEATURES)
-    # Zero weights: every pool starts uniform, so the first samples explore every model.
-    policy = AnyPoolPolicy(cfg.features, state, np.zeros((dim, d)), np.zeros(d), irt)
-    opt = AdamW((dim, d), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay)
-    rng = np.random.default_rng(cfg.seed)
+def _stepper(
+    policy: AnyPoolPolicy,
+    opt: AdamW,
+    rng: np.random.Generator,
+    cfg: AnyPoolTrainConfig,
+    bank: list[_BankPool],
+    scores: _BankScores,
+    x_all: sp.csr_matrix,
+    repos: list[str],
+    train_ids: list[str],
+    irt: AnyPoolIrtState | None,
+    irt_p: np.ndarray | None,
+) -> Callable[[], tuple[np.ndarray, np.ndarray, GRPOStep]]:
+    """One GRPO step of the any-pool policy: a batch of tasks, each in a pool drawn from the bank."""
     batches = task_batches(len(train_ids), cfg.tasks_per_step, rng)
     k_max = max(cfg.pool_sizes)
+    d, d_cap = policy.weights.shape[1], len(MODEL_FEATURES)
 
     def step() -> tuple[np.ndarray, np.ndarray, GRPOStep]:
         idx = next(batches)
@@ -228,23 +287,4 @@ def train_any_pool(
         )
         return probs, picks, done
 
-    def record(step: int, taken: tuple[np.ndarray, np.ndarray, GRPOStep]) -> StepMetrics:
-        probs, picks, done = taken
-        share: dict[str, float] = {}
-        for r, pi in enumerate(picks):
-            for a in done.actions[r]:
-                mid = bank[int(pi)].ids[int(a)]
-                share[mid] = share.get(mid, 0.0) + 1.0 / done.actions.size
-        return step_record(step, probs, done, dict(sorted(share.items())))
-
-    # No tail average: the last step's parameters, updated in place in `policy`, are the trained ones.
-    adapter = GrpoAdapter((policy.weights, policy.bias), step, record)
-    run = run_grpo(adapter, cfg.steps, progress=progress, desc="router-train local-anypool", on_step=on_step)
-    return AnyPoolTrainResult(
-        policy=policy,
-        metrics=run.records,
-        train_task_ids=train_ids,
-        model_ids=list(model_ids),
-        bank_seconds=bank_seconds,
-        seconds_per_step=run.seconds_per_step,
-    )
+    return step

@@ -30,6 +30,7 @@ from router_train.cli_args import (
 )
 from router_train.commands import summary
 from router_train.evaluate import Source, evaluate, read_table, render_terminal, write_report
+from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.cross_harness_text import CALIBRATION_PNG
 from router_train.evaluate.report import PLOT_PNG
 from router_train.evaluate.run import REPORT_JSON, REPORT_MD, default_local_routers
@@ -156,14 +157,37 @@ class Options(TableOptions, OutputOptions):
 
     def local_routers(self) -> list[tuple[str, LocalTrainConfig]]:
         """The `--local NAME=OPTIONS` routers, each options string read as `router-train local` reads
-        its flags."""
-        local = []
+        its flags, after `local-grpo` (the defaults) unless `--no-baselines`."""
+        local = [] if self.no_baselines else default_local_routers()
         for name, options in self.local:
             try:
                 local.append((name, config_from_options(options)))
             except ValueError as exc:
                 raise ValueError(f"--local {name}={options}: {exc}") from None
         return local
+
+    def config(self) -> EvaluateConfig:
+        """The evaluation these flags ask for, carried whole into `evaluate`; unset split options keep the
+        env split's defaults."""
+        split: dict[str, Any] = {"eval_fraction": self.eval_fraction, "split_seed": self.split_seed}
+        return EvaluateConfig(
+            folds=self.folds,
+            fold_seeds=self.fold_seeds,
+            split=self.split or "eval",
+            seed=self.seed,
+            checkpoints=self.checkpoint_sources(),
+            traces=self.traces_sources(),
+            local_routers=self.local_routers(),
+            include_baselines=not self.no_baselines,
+            irt=self.irt,
+            task_features=self.task_features,
+            safe_point=not self.no_safe_point,
+            only_covered=self.only_covered,
+            allow_in_sample=self.allow_in_sample,
+            jobs=default_jobs(self.jobs),
+            calibrate=self.calibrate,
+            **{k: v for k, v in split.items() if v is not None},
+        )
 
 
 def register(sub: Any) -> None:
@@ -222,40 +246,9 @@ def run(args: argparse.Namespace) -> int:
             *(("--checkpoint", _named(v)[1]) for v in options.checkpoint),
         ],
     )
-    checkpoints = options.checkpoint_sources()
-    traces = options.traces_sources()
-    local = options.local_routers()
     table, info = read_table(options.table or bundled_table_path())
     test_table = read_table(options.test_table) if options.test_table is not None else None
-    # Unset split options stay unset, so evaluate's (the env split's) defaults apply.
-    split_fields: dict[str, Any] = {"eval_fraction": options.eval_fraction, "split_seed": options.split_seed}
-    report = evaluate(
-        table,
-        info,
-        folds=options.folds,
-        fold_seeds=options.fold_seeds,
-        split=options.split or "eval",
-        seed=options.seed,
-        checkpoints=checkpoints,
-        traces=traces,
-        local_routers=local if options.no_baselines else _with_default(local),
-        include_baselines=not options.no_baselines,
-        irt=options.irt,
-        task_features=options.task_features,
-        safe_point=not options.no_safe_point,
-        only_covered=options.only_covered,
-        allow_in_sample=options.allow_in_sample,
-        jobs=default_jobs(options.jobs),
-        progress=True,
-        test_table=test_table,
-        calibrate=options.calibrate,
-        **{k: v for k, v in split_fields.items() if v is not None},
-    )
+    report = evaluate(table, info, options.config(), test_table=test_table, progress=True)
     return print_report(
         write_report(report, options.output, plot=not options.no_plot), render_terminal(report)
     )
-
-
-def _with_default(local: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
-    """`local-grpo` (the defaults) first, then the --local configurations."""
-    return default_local_routers() + local

@@ -41,10 +41,11 @@ from router_train.evaluate_anypool import (
     render_terminal,
     write_report,
 )
+from router_train.evaluate_anypool.config import AnyPoolEvalConfig
 from router_train.evaluate_anypool.design import HeldOutBy, HeldOutDesign
 from router_train.evaluate_anypool.report import PLOT_PNG
 from router_train.evaluate_anypool.run import REPORT_JSON, REPORT_MD
-from router_train.local.config import FeatureConfig
+from router_train.local.config import FeatureConfig, LocalTrainConfig
 
 
 def _ids(text: str) -> list[str]:
@@ -188,14 +189,10 @@ def run(args: argparse.Namespace) -> int:
         # The reference table's pool, when its models are candidates (the bundled `bash-only` is).
         ids = table.pool.ids
         named = [NamedPool(name=table.pool.name, ids=ids)] if set(ids) <= set(index.model_ids) else []
-    anypool_cfg, fixed_cfg = quick_configs() if options.quick else (AnyPoolTrainConfig(), None)
+    anypool_cfg, fixed_cfg = quick_configs() if options.quick else (AnyPoolTrainConfig(), LocalTrainConfig())
     if options.anypool_irt:
         anypool_cfg = anypool_cfg.model_copy(update={"features": FeatureConfig(irt=True)})
-    report = evaluate_any_pool(
-        index,
-        table,
-        info,
-        groups,
+    config = AnyPoolEvalConfig(
         held_out_by=by,
         drawn_pools=options.pools,
         pool_size=options.pool_size,
@@ -208,8 +205,8 @@ def run(args: argparse.Namespace) -> int:
         seed=options.seed,
         irt=options.irt,
         jobs=default_jobs(options.jobs),
-        progress=True,
     )
+    report = evaluate_any_pool(index, table, info, groups, config, progress=True)
     return print_report(
         write_report(report, options.output, plot=not options.no_plot), render_terminal(report)
     )

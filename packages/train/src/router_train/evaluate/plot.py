@@ -7,6 +7,7 @@ import io
 from collections.abc import Callable
 from typing import Any
 
+from router_oracle.frontier import ModelPoint
 from router_train.evaluate.report import EvalReport, Evaluation, row_label
 from router_train.scoring.vs_mix import verdict
 
@@ -88,6 +89,34 @@ def _draw(ax, report: EvalReport) -> None:  # type: ignore[no-untyped-def]
             color="0.45",
             fontsize=8,
         )
+    span = max(xmax, 1e-9)
+    _draw_singles(ax, singles, span)
+    _draw_routers(ax, ev, span)
+    ax.set_xlim(0, xmax)
+    ax.set_ylim(ylo, yhi)
+    ax.set_xlabel("mean cost per task (USD)")
+    ax.set_ylabel("resolved (%)")
+    d = report.design
+    where = (
+        f"{d.folds}-fold cross-validation over all {ev.n_tasks} tasks"
+        if d.mode == "cross-validation"
+        else f"the {d.split} split ({ev.n_tasks} tasks)"
+    )
+    ax.set_title(f"Cost vs resolved, {where}.\nAbove the dashed line: better than any random mix.")
+    ax.grid(True, color="0.85", lw=0.6)
+    ax.legend(
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        fontsize=8,
+        title="vs best random mix at equal cost:\npoints [95% bootstrap interval]",
+        title_fontsize=8,
+        alignment="left",
+        frameon=False,
+    )
+
+
+def _draw_singles(ax, singles: list[ModelPoint], span: float) -> None:  # type: ignore[no-untyped-def]
+    """The single models' points, each labelled."""
     ax.scatter(
         [p.cost for p in singles],
         [100 * p.resolved for p in singles],
@@ -96,7 +125,6 @@ def _draw(ax, report: EvalReport) -> None:  # type: ignore[no-untyped-def]
         zorder=3,
         label="single models",
     )
-    span = max(xmax, 1e-9)
     for p in singles:
         # Label above when a close neighbour sits lower, so labels of near-identical models do not collide.
         above = any(
@@ -109,6 +137,11 @@ def _draw(ax, report: EvalReport) -> None:  # type: ignore[no-untyped-def]
             xytext=(6, 5) if above else (6, -12),
             color="tab:blue",
         )
+
+
+def _draw_routers(ax, ev: Evaluation, span: float) -> None:  # type: ignore[no-untyped-def]
+    """Every router's point: the oracle's star (with its noise mark), the baselines', the routers' (bold,
+    labelled)."""
     markers = iter(["s", "D", "^", "v", "P", "X", "h", "<", ">", "p", "8", "d"])
     placed: list[tuple[float, float]] = []
     for row in ev.routers:
@@ -153,27 +186,6 @@ def _draw(ax, report: EvalReport) -> None:  # type: ignore[no-untyped-def]
                 color="tab:red",
                 fontweight="bold",
             )
-    ax.set_xlim(0, xmax)
-    ax.set_ylim(ylo, yhi)
-    ax.set_xlabel("mean cost per task (USD)")
-    ax.set_ylabel("resolved (%)")
-    d = report.design
-    where = (
-        f"{d.folds}-fold cross-validation over all {ev.n_tasks} tasks"
-        if d.mode == "cross-validation"
-        else f"the {d.split} split ({ev.n_tasks} tasks)"
-    )
-    ax.set_title(f"Cost vs resolved, {where}.\nAbove the dashed line: better than any random mix.")
-    ax.grid(True, color="0.85", lw=0.6)
-    ax.legend(
-        loc="upper left",
-        bbox_to_anchor=(1.01, 1.0),
-        fontsize=8,
-        title="vs best random mix at equal cost:\npoints [95% bootstrap interval]",
-        title_fontsize=8,
-        alignment="left",
-        frameon=False,
-    )
 
 
 def _draw_noise_mark(ax, ev: Evaluation, x: float, y: float) -> None:  # type: ignore[no-untyped-def]

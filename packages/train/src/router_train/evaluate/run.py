@@ -7,14 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from router_frontier_rl.split import SplitName
 from router_oracle.file_hash import sha256_file
 from router_oracle.noise import NoiseEstimate, default_measured, estimate_noise
 from router_oracle.table import OracleTable, TaskRecord
 from router_oracle.table_check import load_table
 from router_train.evaluate import curves
+from router_train.evaluate.config import EvaluateConfig, Source
 from router_train.evaluate.cross_harness import (
     blinded_partitions,
     check_calibration_sizes,
@@ -27,7 +26,7 @@ from router_train.evaluate.curves_plot import render_curves_png
 from router_train.evaluate.design import Partition, fold_partitions, split_partition
 from router_train.evaluate.dial import RouterScores
 from router_train.evaluate.evaluation import build_evaluation
-from router_train.evaluate.fitted import LOCAL_ROUTER_NAME, Fitter, fit_partitions
+from router_train.evaluate.fitted import LOCAL_ROUTER_NAME, FittedDecisions, Fitter, fit_partitions
 from router_train.evaluate.plot import render_png
 from router_train.evaluate.report import (
     CURVES_PNG,
@@ -44,6 +43,9 @@ from router_train.irt.router import IrtConfig, check_enough_tasks
 from router_train.local import LocalTrainConfig
 from router_train.report_files import publish_files
 from router_train.route.kinds import FitRequest, fitters_for, kind_of
+from router_train.route.kinds import baseline as baseline_kind
+from router_train.route.kinds import irt as irt_kind
+from router_train.route.kinds import local as local_kind
 from router_train.route.task import RouteTask
 from router_train.scoring import baselines
 from router_train.scoring.calibration import held_out_calibration
@@ -53,17 +55,6 @@ from router_train.task_features import load_task_features
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
-
-
-class Source(BaseModel):
-    """A router to evaluate from a file: a checkpoint (any kind in `route.kinds`) or vf-eval traces."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    """Row label."""
-    path: Path
-    """The file."""
 
 
 def read_table(path: str | os.PathLike[str]) -> tuple[OracleTable, TableInfo]:
@@ -295,140 +286,51 @@ def _evaluations(
 def evaluate(
     table: OracleTable,
     table_info: TableInfo,
+    config: EvaluateConfig | None = None,
     *,
-    split: SplitName = "eval",
-    eval_fraction: float = 0.2,
-    split_seed: int = 0,
-    folds: int | None = None,
-    fold_seeds: Sequence[int] = (0,),
-    seed: int = 0,
-    checkpoints: Sequence[Source] = (),
-    traces: Sequence[Source] = (),
-    local_routers: Sequence[tuple[str, LocalTrainConfig]] | None = None,
-    include_baselines: bool = True,
-    only_covered: bool = False,
-    allow_in_sample: bool = False,
     fitters: Sequence[Fitter] = (),
-    irt: bool = False,
-    jobs: int = 1,
-    progress: bool = False,
     test_table: tuple[OracleTable, TableInfo] | None = None,
-    calibrate: Sequence[int] = (),
-    task_features: str | None = None,
-    safe_point: bool = True,
+    progress: bool = False,
 ) -> EvalReport:
-    """Evaluate the baselines and every given router on tasks none of the learned ones trained on.
+    """Evaluate the baselines and every router `config` names on tasks none of the learned ones trained on.
 
-    Split mode (`folds` None): the env's `split`; learned routers are fitted on its train split.
+    Split mode (`config.folds` None): the env's split; learned routers are fitted on its train split.
     Cross-validation (`folds` = K): every task of the table, K folds per fold seed; in each fold every
-    learned router is fitted on the other folds only. `local_routers` are (row name, LocalTrainConfig)
-    pairs trained per fit (None: `local-grpo` with the defaults, a built-in like the baselines);
-    `fitters` adds any other learned router. Checkpoints and traces are scored only on tasks they did
-    not train on (refused in split mode, narrowed under cross-validation) unless `allow_in_sample`.
-    `only_covered` (split mode) narrows the tasks to those every traces file covers. `irt` adds the IRT
-    router (`irt`, fitted on the train tasks' rows of every bundled run) and its calibration.
+    learned router is fitted on the other folds only. `fitters` adds any other learned router.
     `test_table` (cross-validation only; same pool and tasks): the fitted routers, which then route
     blinded records, are judged on its outcomes too (`cross_harness`), re-estimated on the first N
-    held-out tasks of each fold for each N of `calibrate` (which needs it).
-    `task_features` (a file or bundled name, `router_train.task_features`) are inputs of the learned
-    routers that read them (`FitRequest.task_features`); every evaluated task needs them.
-    `safe_point` (the default): each learned router routes at the default point chosen on each fit's train
-    tasks (`scoring.safe_point`); False: at its native point.
+    held-out tasks of each fold for each N of `config.calibrate` (which needs it).
     """
-    pool = table.pool.ids
-    origin = table_info.file
-    d = (
-        _cross_validation(table, origin, folds, fold_seeds)
-        if folds is not None
-        else _split(table, origin, split, eval_fraction, split_seed)
-    )
-    if test_table is not None:
-        if not d.cv:
-            raise EvaluateError("--test-table needs --folds: routers are judged on another harness per fold")
-        check_same_tasks(table, table_info, *test_table)
-        check_calibration_sizes(d.partitions, calibrate)
-    elif calibrate:
-        raise EvaluateError("--calibrate needs --test-table: it re-estimates on the other harness's outcomes")
+    config = config or EvaluateConfig()
+    d = _design(table, table_info, config, test_table)
     notes: list[str] = []
-    externals: list[_External] = []
-    for s in traces:
-        ext, note = _traces(s, d.tasks, pool, allow_in_sample)
-        externals.append(ext)
-        notes += [note] if note else []
-    if only_covered and traces and not d.cv:
-        notes.append(_only_covered(d, externals))
-    for s in checkpoints:
-        ext, note = _checkpoint(s, d.tasks, pool, d.scope, d.cv, allow_in_sample)
-        externals.append(ext)
-        notes += [note] if note else []
-
-    fixed = baselines.fixed_baselines(d.tasks, pool, seed) if include_baselines else []
-    if local_routers is None:
-        local_routers = default_local_routers() if include_baselines else []
-    if irt:  # too few train tasks for its inner cross-validation: said now, in the user's numbers
-        how = f"--folds {folds}" if folds is not None else f"--split {split}, --eval-fraction {eval_fraction}"
-        smallest = min(len(p.train) for p in d.partitions)
-        shown = table_info.path or origin  # the path as given: the user finds the file by it
-        check_enough_tasks(smallest, IrtConfig(), f"{shown} ({len(d.tasks)} tasks, --irt with {how})")
-    # Which learned routers are fitted, and how: each kind's entry of the registry (`route.kinds`).
-    request = FitRequest(
-        table, d.tasks, include_baselines, list(local_routers), irt, task_features, safe_point
+    externals = _externals(d, table.pool.ids, config, notes)
+    fixed = (
+        baselines.fixed_baselines(d.tasks, table.pool.ids, config.seed) if config.include_baselines else []
     )
-    if task_features is not None:
-        notes.append(_task_features_note(task_features, d.tasks))
-    all_fitters: list[Fitter] = fitters_for(request)
-    all_fitters += list(fitters)
+    all_fitters = _fitters(table, table_info.path or table_info.file, d, config, notes) + list(fitters)
     # The per-model scores: the curves' (cross-validation), and the predicted probabilities' calibration.
-    part_scores: list[list[RouterScores]] | None = [] if d.cv or irt else None
+    part_scores: list[list[RouterScores]] | None = [] if d.cv or config.irt else None
     # Cross-harness: the fits route records that carry neither table's outcomes.
     fit_parts = d.partitions if test_table is None else blinded_partitions(d.partitions)
-    fitted = fit_partitions(fit_parts, all_fitters, seed, jobs=jobs, progress=progress, scores=part_scores)
-
-    names = [x.name for x in fixed] + list(fitted.kinds) + [e.decisions.name for e in externals]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise EvaluateError(
-            f"two routers share the name(s) {dup}: give each --checkpoint/--traces/--local a NAME="
-        )
-    if not names:
-        raise EvaluateError(
-            "nothing to evaluate: give --checkpoint, --traces or --local, or keep the baselines"
-        )
-
+    fitted = fit_partitions(
+        fit_parts, all_fitters, config.seed, jobs=config.jobs, progress=progress, scores=part_scores
+    )
+    _check_names([x.name for x in fixed] + list(fitted.kinds) + [e.decisions.name for e in externals])
     in_sample_fitted = d.partitions[0].in_sample
     base_rows: list[tuple[Decisions, list[Decisions], bool]] = [(x, [x] * d.repeats, False) for x in fixed]
     base_rows += [
         (fitted.pooled(n), fitted.by_repeat(n) if d.cv else [], in_sample_fitted) for n in fitted.kinds
     ]
-    evaluations = _evaluations(table, d, seed, base_rows, externals)
+    evaluations = _evaluations(table, d, config.seed, base_rows, externals)
     if part_scores and d.cv:
-        evaluations[0] = with_curves(evaluations[0], d.partitions, part_scores, d.tasks, pool, seed)
+        evaluations[0] = with_curves(
+            evaluations[0], d.partitions, part_scores, d.tasks, table.pool.ids, config.seed
+        )
     if part_scores:
         calibration = held_out_calibration([p.test for p in d.partitions], part_scores)
         evaluations[0] = evaluations[0].model_copy(update={"calibration": calibration})
-    for ev in evaluations:
-        for r in ev.routers:
-            if r.metrics.tasks_missing:
-                notes.append(
-                    f"{r.name}: {r.metrics.tasks_missing} of {ev.n_tasks} tasks have no decision "
-                    "(counted as unparseable)"
-                )
-    if d.cv:
-        sizes = sorted({len(p.train) for p in d.partitions})
-        notes.insert(
-            0,
-            f"learned routers were fitted {len(d.partitions)} times ({folds} folds x {d.repeats} fold "
-            f"seeds), each time on the {sizes[0]}-{sizes[-1]} tasks outside the fold they route",
-        )
-    elif in_sample_fitted and (fitted.kinds):
-        notes.append(
-            f"split {split!r} overlaps the train split: the learned routers are scored in-sample here"
-        )
-    if part_scores:
-        notes += safe_point_notes(part_scores)
-    cheapest = fitted.chosen.get(baselines.CHEAPEST_NAME)
-    if cheapest:
-        notes.append(f"{baselines.CHEAPEST_NAME} routed to {', '.join(sorted(cheapest))}")
+    notes = _notes(d, config, evaluations, fitted, part_scores, notes)
     cross = None
     if test_table is not None:
         assert part_scores is not None
@@ -440,8 +342,8 @@ def evaluate(
             d.design.fold_seeds,
             fitted,
             part_scores,
-            seed,
-            calibrate,
+            config.seed,
+            config.calibrate,
         )
         if externals:
             notes.append(
@@ -450,11 +352,126 @@ def evaluate(
     return EvalReport(
         table=table_info,
         design=d.design,
-        seed=seed,
+        seed=config.seed,
         evaluations=evaluations,
         notes=notes,
         cross_harness=cross,
     )
+
+
+def _design(
+    table: OracleTable,
+    table_info: TableInfo,
+    config: EvaluateConfig,
+    test_table: tuple[OracleTable, TableInfo] | None,
+) -> _Design:
+    """The split or the folds, and the cross-harness options checked against them."""
+    origin = table_info.file
+    d = (
+        _cross_validation(table, origin, config.folds, config.fold_seeds)
+        if config.folds is not None
+        else _split(table, origin, config.split, config.eval_fraction, config.split_seed)
+    )
+    if test_table is not None:
+        if not d.cv:
+            raise EvaluateError("--test-table needs --folds: routers are judged on another harness per fold")
+        check_same_tasks(table, table_info, *test_table)
+        check_calibration_sizes(d.partitions, config.calibrate)
+    elif config.calibrate:
+        raise EvaluateError("--calibrate needs --test-table: it re-estimates on the other harness's outcomes")
+    return d
+
+
+def _externals(d: _Design, pool: Sequence[str], config: EvaluateConfig, notes: list[str]) -> list[_External]:
+    """The traces' and checkpoints' decisions (in that order), each one's note added to `notes`."""
+    externals: list[_External] = []
+    for s in config.traces:
+        ext, note = _traces(s, d.tasks, pool, config.allow_in_sample)
+        externals.append(ext)
+        notes += [note] if note else []
+    if config.only_covered and config.traces and not d.cv:
+        notes.append(_only_covered(d, externals))
+    for s in config.checkpoints:
+        ext, note = _checkpoint(s, d.tasks, pool, d.scope, d.cv, config.allow_in_sample)
+        externals.append(ext)
+        notes += [note] if note else []
+    return externals
+
+
+def _fitters(
+    table: OracleTable, shown: str, d: _Design, config: EvaluateConfig, notes: list[str]
+) -> list[Fitter]:
+    """The learned routers fitted in every partition: each kind's entry of the registry (`route.kinds`).
+    `shown`: the table's path as given (the user finds the file by it), for a too-few-tasks refusal."""
+    local_routers = config.local_routers
+    if local_routers is None:
+        local_routers = default_local_routers() if config.include_baselines else []
+    if config.irt:  # too few train tasks for its inner cross-validation: said now, in the user's numbers
+        how = (
+            f"--folds {config.folds}"
+            if config.folds is not None
+            else f"--split {config.split}, --eval-fraction {config.eval_fraction}"
+        )
+        smallest = min(len(p.train) for p in d.partitions)
+        check_enough_tasks(smallest, IrtConfig(), f"{shown} ({len(d.tasks)} tasks, --irt with {how})")
+    options = {
+        baseline_kind.KIND_NAME: config.include_baselines,
+        local_kind.KIND_NAME: list(local_routers),
+        irt_kind.KIND_NAME: config.irt,
+    }
+    request = FitRequest(table, d.tasks, options, config.task_features, config.safe_point)
+    if config.task_features is not None:
+        notes.append(_task_features_note(config.task_features, d.tasks))
+    return fitters_for(request)
+
+
+def _check_names(names: list[str]) -> None:
+    """Every row's name is its own, and there is a row."""
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise EvaluateError(
+            f"two routers share the name(s) {dup}: give each --checkpoint/--traces/--local a NAME="
+        )
+    if not names:
+        raise EvaluateError(
+            "nothing to evaluate: give --checkpoint, --traces or --local, or keep the baselines"
+        )
+
+
+def _notes(
+    d: _Design,
+    config: EvaluateConfig,
+    evaluations: list[Evaluation],
+    fitted: FittedDecisions,
+    part_scores: list[list[RouterScores]] | None,
+    notes: list[str],
+) -> list[str]:
+    """The report's notes: the externals' (`notes`, given), then the rows' missing tasks, the design's,
+    the safe points' and the cheapest baseline's choice."""
+    for ev in evaluations:
+        for r in ev.routers:
+            if r.metrics.tasks_missing:
+                notes.append(
+                    f"{r.name}: {r.metrics.tasks_missing} of {ev.n_tasks} tasks have no decision "
+                    "(counted as unparseable)"
+                )
+    if d.cv:
+        sizes = sorted({len(p.train) for p in d.partitions})
+        notes.insert(
+            0,
+            f"learned routers were fitted {len(d.partitions)} times ({config.folds} folds x {d.repeats} fold "
+            f"seeds), each time on the {sizes[0]}-{sizes[-1]} tasks outside the fold they route",
+        )
+    elif d.partitions[0].in_sample and (fitted.kinds):
+        notes.append(
+            f"split {config.split!r} overlaps the train split: the learned routers are scored in-sample here"
+        )
+    if part_scores:
+        notes += safe_point_notes(part_scores)
+    cheapest = fitted.chosen.get(baselines.CHEAPEST_NAME)
+    if cheapest:
+        notes.append(f"{baselines.CHEAPEST_NAME} routed to {', '.join(sorted(cheapest))}")
+    return notes
 
 
 def _task_features_note(spec: str, tasks: Sequence[TaskRecord]) -> str:

@@ -32,17 +32,17 @@ from typing import cast
 
 from router_oracle.derive import CandidateIndex
 from router_oracle.table import TaskRecord
-from router_train.anypool import AnyPoolTrainConfig, PoolView
+from router_train.anypool import PoolView
 from router_train.anypool.heldout import ROUTER_NAME as ANYPOOL_NAME
 from router_train.anypool.irt_inputs import AnyPoolIrtState
 from router_train.anypool.trainer import ScoreCache
 from router_train.evaluate.design import Partition
 from router_train.evaluate.dial import RouterScores
 from router_train.evaluate.forked import fork_map
+from router_train.evaluate_anypool.config import AnyPoolEvalConfig
 from router_train.evaluate_anypool.design import EvalPool, HeldOutGroup
-from router_train.irt.router import IrtConfig
-from router_train.local import LocalTrainConfig
 from router_train.route.kinds import (
+    PartitionFit,
     PartitionRequest,
     PoolRoutes,
     ReferenceRequest,
@@ -51,6 +51,8 @@ from router_train.route.kinds import (
     reference_rows,
     references_for,
 )
+from router_train.route.kinds import irt as irt_kind
+from router_train.route.kinds import local as local_kind
 from router_train.scoring.decisions import Decisions, EvaluateError
 
 FIXED_NAMES = reference_rows()
@@ -115,24 +117,34 @@ def _put(picks: Picks, repeat: int, task_ids: Sequence[str], routes: Sequence[st
         picks[repeat][tid] = route
 
 
-def fit_all(
-    index: CandidateIndex,
+@dataclass(frozen=True)
+class FitPlan:
+    """Every fit unit of one protocol run, in the order the workers take them (`plan_fits`)."""
+
+    partitions: Sequence[Partition]
+    """The task partitions (every fold of every fold seed)."""
+    groups: Sequence[HeldOutGroup]
+    """The held-out groups."""
+    pools: Sequence[Sequence[EvalPool]]
+    """`pools[g]`: group g's evaluation pools."""
+    distinct: list[tuple[str, ...]]
+    """Every distinct evaluation pool's model ids, in first-seen order."""
+    shared_units: list[tuple[PartitionFit, int]]
+    """(partition-shared row, partition index) of each shared unit (`--irt`)."""
+    units: list[tuple[str, int]]
+    """(`anypool` | `shared` | `fixed`, its target: group, shared unit or distinct pool index)."""
+
+
+def plan_fits(
     partitions: Sequence[Partition],
     groups: Sequence[HeldOutGroup],
     pools: Sequence[Sequence[EvalPool]],
-    *,
-    anypool_config: AnyPoolTrainConfig,
-    fixed_config: LocalTrainConfig,
-    seed: int,
-    irt_config: IrtConfig | None = None,
-    jobs: int = 1,
-    progress: bool = False,
-) -> Routed:
-    """Run every fit (`jobs` forked workers) and gather the routes; `pools[g]` are group g's pools. With
-    `irt_config`, the partition-shared rows too (`irt`: its settings searched over that config's grids).
-
-    Checks what the report rests on: no partition routes a task it trains on, no any-pool training
-    pool holds a held-out model, every router routes every task exactly once per fold seed."""
+    irt: bool,
+) -> FitPlan:
+    """The fit units: one per group (every partition), per partition-shared row and partition (every
+    distinct pool) and per distinct pool (every partition): see the module docstring. Any-pool units take
+    several times longer: first, so the workers end together. A group without evaluation pools has nothing
+    to route: no router is trained for it."""
     for p in partitions:
         if set(_ids(p.train)) & set(_ids(p.test)):
             raise EvaluateError(f"{p.label}: test tasks are also train tasks")
@@ -141,46 +153,48 @@ def fit_all(
         for pool in group_pools:
             if tuple(pool.ids) not in distinct:
                 distinct.append(tuple(pool.ids))
-    # One unit per group (every partition), per partition-shared row and partition (every distinct pool;
-    # `shared_units`) and per distinct pool (every partition): see the module docstring. Any-pool units
-    # take several times longer: first, so the workers end together. A group without evaluation pools has
-    # nothing to route: no router is trained for it.
-    fits = partition_fits() if irt_config is not None and distinct else []
+    fits = partition_fits() if irt and distinct else []
     shared_units = [(f, pi) for f in fits for pi in range(len(partitions))]
     units = [("anypool", gi) for gi in range(len(groups)) if pools[gi]]
     units += [("shared", si) for si in range(len(shared_units))]
     units += [("fixed", qi) for qi in range(len(distinct))]
-    training = anypool_training()
-    irt_inputs: list[AnyPoolIrtState | None] = [None] * len(partitions)
-    if anypool_config.features.irt:
-        # Every run's rows on the train tasks, so one fit per partition serves every group's router.
-        irt_inputs = list(
-            fork_map(
-                lambda pi: training.irt_inputs(index, _ids(partitions[pi].train)),
-                len(partitions),
-                jobs=jobs,
-                desc="fitting IRT inputs",
-                unit="fit",
-                progress=progress,
-            )
-        )
+    return FitPlan(partitions, groups, pools, distinct, shared_units, units)
 
-    def anypool_unit(gi: int, shared: SharedRows) -> list[AnyPoolFit]:
-        held = set(groups[gi].models)
-        models = [m for m in index.model_ids if m not in held]
+
+@dataclass
+class _Fitting:
+    """What every fit unit reads: the plan, the candidates, the configuration and the IRT inputs."""
+
+    plan: FitPlan
+    index: CandidateIndex
+    config: AnyPoolEvalConfig
+    irt_inputs: list[AnyPoolIrtState | None]
+    """Per partition: the any-pool router's IRT inputs (None without `FeatureConfig.irt`)."""
+
+    def unit(self, u: int) -> list[AnyPoolFit] | list[FixedFit] | list[PoolRoutes]:
+        kind, target = self.plan.units[u]
+        shared = SharedRows(self.index)  # rows live as long as the unit: one group's, pool's or partition's
+        if kind == "shared":
+            return self.shared_unit(target, shared)
+        return self.anypool_unit(target, shared) if kind == "anypool" else self.fixed_unit(target, shared)
+
+    def anypool_unit(self, gi: int, shared: SharedRows) -> list[AnyPoolFit]:
+        held = set(self.plan.groups[gi].models)
+        models = [m for m in self.index.model_ids if m not in held]
+        training = anypool_training()
         out = []
-        for pi, p in enumerate(partitions):
+        for pi, p in enumerate(self.plan.partitions):
             train_ids, test_ids = _ids(p.train), _ids(p.test)
             result = training.train(
                 shared,
                 train_ids,
                 models,
-                anypool_config,
+                self.config.anypool_config,
                 score_cache=shared.route_scores,
-                irt=irt_inputs[pi],
+                irt=self.irt_inputs[pi],
             )
             routes, scores = [], []
-            for pool in pools[gi]:
+            for pool in self.plan.pools[gi]:
                 view = PoolView.build(shared, pool.ids, train_ids)
                 pool_model = shared.pool(pool.ids)
                 test = shared.records(pool_model, test_ids)
@@ -194,15 +208,16 @@ def fit_all(
             out.append((list(result.model_ids), routes, scores))
         return out
 
-    def fixed_unit(qi: int, shared: SharedRows) -> list[FixedFit]:
-        ids = list(distinct[qi])
+    def fixed_unit(self, qi: int, shared: SharedRows) -> list[FixedFit]:
+        ids = list(self.plan.distinct[qi])
         pool_model = shared.pool(ids)
         folds = [
             (shared.records(pool_model, _ids(p.train)), shared.records(pool_model, _ids(p.test)))
-            for p in partitions
+            for p in self.plan.partitions
         ]
         out: list[FixedFit] = [([], []) for _ in folds]
-        for fitter in references_for(ReferenceRequest(ids, fixed_config)):
+        request = ReferenceRequest(ids, {local_kind.KIND_NAME: self.config.fixed_config})
+        for fitter in references_for(request):
             many = getattr(fitter, "fit_scored_many", None)
             if many is not None:
                 # Every partition's trainings in lockstep (`local-grpo`: the policies `fit_scored` gives,
@@ -212,78 +227,119 @@ def fit_all(
                     fold_scores.extend(scores)
             else:
                 for (train, test), (fold_decisions, _) in zip(folds, out, strict=True):
-                    fold_decisions.extend(fitter(train, test, seed))
+                    fold_decisions.extend(fitter(train, test, self.config.seed))
         return out
 
-    def shared_unit(si: int, shared: SharedRows) -> list[PoolRoutes]:
-        assert irt_config is not None
-        fit, pi = shared_units[si]
-        p = partitions[pi]
-        return fit.fit(
-            PartitionRequest(shared, _ids(p.train), _ids(p.test), distinct, irt_config, seed, p.label)
+    def shared_unit(self, si: int, shared: SharedRows) -> list[PoolRoutes]:
+        fit, pi = self.plan.shared_units[si]
+        p = self.plan.partitions[pi]
+        request = PartitionRequest(
+            shared,
+            _ids(p.train),
+            _ids(p.test),
+            self.plan.distinct,
+            {irt_kind.KIND_NAME: self.config.irt_config},
+            self.config.seed,
+            p.label,
         )
+        return fit.fit(request)
 
-    def fit_unit(u: int) -> list[AnyPoolFit] | list[FixedFit] | list[PoolRoutes]:
-        kind, target = units[u]
-        shared = SharedRows(index)  # rows live as long as the unit: one group's, one pool's or partition's
-        if kind == "shared":
-            return shared_unit(target, shared)
-        return anypool_unit(target, shared) if kind == "anypool" else fixed_unit(target, shared)
 
+def fit_all(
+    index: CandidateIndex,
+    partitions: Sequence[Partition],
+    groups: Sequence[HeldOutGroup],
+    pools: Sequence[Sequence[EvalPool]],
+    config: AnyPoolEvalConfig,
+    *,
+    progress: bool = False,
+) -> Routed:
+    """Run every fit (`config.jobs` forked workers) and gather the routes; `pools[g]` are group g's pools.
+    With `config.irt`, the partition-shared rows too (`irt`: its settings searched over `irt_config`'s
+    grids).
+
+    Checks what the report rests on: no partition routes a task it trains on, no any-pool training
+    pool holds a held-out model, every router routes every task exactly once per fold seed."""
+    plan = plan_fits(partitions, groups, pools, config.irt)
+    irt_inputs: list[AnyPoolIrtState | None] = [None] * len(partitions)
+    if config.anypool_config.features.irt:
+        # Every run's rows on the train tasks, so one fit per partition serves every group's router.
+        training = anypool_training()
+        irt_inputs = list(
+            fork_map(
+                lambda pi: training.irt_inputs(index, _ids(partitions[pi].train)),
+                len(partitions),
+                jobs=config.jobs,
+                desc="fitting IRT inputs",
+                unit="fit",
+                progress=progress,
+            )
+        )
+    fitting = _Fitting(plan, index, config, irt_inputs)
     per_unit = fork_map(
-        fit_unit, len(units), jobs=jobs, desc="fitting routers", unit="fit", progress=progress
+        fitting.unit, len(plan.units), jobs=config.jobs, desc="fitting routers", unit="fit", progress=progress
     )
-    repeats = max(p.repeat for p in partitions) + 1
-    out = Routed()
-    results: list[tuple[str, int, int, AnyPoolFit | FixedFit]] = []
-    for (kind, target), unit_results in zip(units, per_unit, strict=True):
-        if kind == "shared":  # one row in one partition, every distinct pool
-            fit, pi = shared_units[target]
-            p, row = partitions[pi], fit.row
-            per_pool = cast(list[PoolRoutes], unit_results)
-            if len(per_pool) != len(distinct):
-                raise EvaluateError(f"{row} routed {len(per_pool)} pools of {p.label}, not {len(distinct)}")
-            for qi, (row_routes, row_scores) in enumerate(per_pool):
-                out.shared_scores.setdefault(row, {}).setdefault(distinct[qi], {})[pi] = row_scores
-                picks = out.shared.setdefault(row, {}).setdefault(distinct[qi], [{} for _ in range(repeats)])
-                _put(picks, p.repeat, _ids(p.test), row_routes, f"{row} on pool {list(distinct[qi])}")
-            continue
-        for pi in range(len(partitions)):
-            results.append((kind, pi, target, cast(AnyPoolFit | FixedFit, unit_results[pi])))
+    return gather(plan, per_unit)
 
-    for kind, pi, target, result in results:
-        p = partitions[pi]
-        test_ids = _ids(p.test)
-        if kind == "anypool":
-            assert len(result) == 3
-            models, routes, scores = result
-            for k, sc in enumerate(scores):
-                out.anypool_scores.setdefault((target, k), {})[pi] = sc
-            leaked = sorted(set(models) & set(groups[target].models))
-            if leaked:
-                raise EvaluateError(
-                    f"the any-pool router of group {groups[target].name} trained with {leaked}"
-                )
-            out.train_models[target] = models
-            for k, pool_routes in enumerate(routes):
-                picks = out.anypool.setdefault((target, k), [{} for _ in range(repeats)])
-                _put(picks, p.repeat, test_ids, pool_routes, f"{ANYPOOL_NAME} on {pools[target][k].name}")
-        else:
-            assert len(result) == 2
-            decisions, fixed_scores = result
-            names = tuple(d.name for d in decisions)
-            if names != FIXED_NAMES:
-                raise EvaluateError(f"the fixed-pool references are {names}, the report's rows {FIXED_NAMES}")
-            out.fixed_scores.setdefault(distinct[target], {})[pi] = fixed_scores
-            for d in decisions:
-                if set(d.choices) != set(test_ids):
-                    raise EvaluateError(f"{d.name} did not route exactly the test tasks of {p.label}")
-                picks = out.fixed.setdefault(distinct[target], {}).setdefault(
-                    d.name, [{} for _ in range(repeats)]
-                )
-                labels = []
-                for tid in test_ids:
-                    (label,) = d.choices[tid]  # one single-choice decision per task
-                    labels.append(label)
-                _put(picks, p.repeat, test_ids, labels, f"{d.name} on pool {list(distinct[target])}")
+
+def gather(plan: FitPlan, per_unit: Sequence[Sequence[object]]) -> Routed:
+    """Every unit's results (`plan.units` order) gathered into one `Routed`, checked."""
+    repeats = max(p.repeat for p in plan.partitions) + 1
+    out = Routed()
+    for (kind, target), unit_results in zip(plan.units, per_unit, strict=True):
+        if kind == "shared":  # one row in one partition, every distinct pool
+            _gather_shared(plan, out, target, cast(list[PoolRoutes], unit_results), repeats)
+    for (kind, target), unit_results in zip(plan.units, per_unit, strict=True):
+        for pi in range(len(plan.partitions)):
+            if kind == "anypool":
+                _gather_anypool(plan, out, pi, target, cast(AnyPoolFit, unit_results[pi]), repeats)
+            elif kind == "fixed":
+                _gather_fixed(plan, out, pi, target, cast(FixedFit, unit_results[pi]), repeats)
     return out
+
+
+def _gather_shared(plan: FitPlan, out: Routed, si: int, per_pool: list[PoolRoutes], repeats: int) -> None:
+    fit, pi = plan.shared_units[si]
+    p, row, distinct = plan.partitions[pi], fit.row, plan.distinct
+    if len(per_pool) != len(distinct):
+        raise EvaluateError(f"{row} routed {len(per_pool)} pools of {p.label}, not {len(distinct)}")
+    for qi, (row_routes, row_scores) in enumerate(per_pool):
+        out.shared_scores.setdefault(row, {}).setdefault(distinct[qi], {})[pi] = row_scores
+        picks = out.shared.setdefault(row, {}).setdefault(distinct[qi], [{} for _ in range(repeats)])
+        _put(picks, p.repeat, _ids(p.test), row_routes, f"{row} on pool {list(distinct[qi])}")
+
+
+def _gather_anypool(plan: FitPlan, out: Routed, pi: int, gi: int, result: AnyPoolFit, repeats: int) -> None:
+    p = plan.partitions[pi]
+    assert len(result) == 3
+    models, routes, scores = result
+    for k, sc in enumerate(scores):
+        out.anypool_scores.setdefault((gi, k), {})[pi] = sc
+    leaked = sorted(set(models) & set(plan.groups[gi].models))
+    if leaked:
+        raise EvaluateError(f"the any-pool router of group {plan.groups[gi].name} trained with {leaked}")
+    out.train_models[gi] = models
+    for k, pool_routes in enumerate(routes):
+        picks = out.anypool.setdefault((gi, k), [{} for _ in range(repeats)])
+        _put(picks, p.repeat, _ids(p.test), pool_routes, f"{ANYPOOL_NAME} on {plan.pools[gi][k].name}")
+
+
+def _gather_fixed(plan: FitPlan, out: Routed, pi: int, qi: int, result: FixedFit, repeats: int) -> None:
+    p = plan.partitions[pi]
+    test_ids = _ids(p.test)
+    assert len(result) == 2
+    decisions, fixed_scores = result
+    names = tuple(d.name for d in decisions)
+    if names != FIXED_NAMES:
+        raise EvaluateError(f"the fixed-pool references are {names}, the report's rows {FIXED_NAMES}")
+    pool = plan.distinct[qi]
+    out.fixed_scores.setdefault(pool, {})[pi] = fixed_scores
+    for d in decisions:
+        if set(d.choices) != set(test_ids):
+            raise EvaluateError(f"{d.name} did not route exactly the test tasks of {p.label}")
+        picks = out.fixed.setdefault(pool, {}).setdefault(d.name, [{} for _ in range(repeats)])
+        labels = []
+        for tid in test_ids:
+            (label,) = d.choices[tid]  # one single-choice decision per task
+            labels.append(label)
+        _put(picks, p.repeat, test_ids, labels, f"{d.name} on pool {list(pool)}")

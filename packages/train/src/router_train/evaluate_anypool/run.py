@@ -17,11 +17,10 @@ from router_train.evaluate.fitted import FittedDecisions
 from router_train.evaluate.forked import fork_map
 from router_train.evaluate.report import Evaluation, TableInfo
 from router_train.evaluate.run import build_evaluation
+from router_train.evaluate_anypool.config import AnyPoolEvalConfig
 from router_train.evaluate_anypool.design import (
     EvalPool,
-    HeldOutDesign,
     HeldOutGroup,
-    NamedPool,
     check_named_pools,
     evaluation_pools,
 )
@@ -46,7 +45,6 @@ from router_train.evaluate_anypool.report import (
     dumps_report,
     render_markdown,
 )
-from router_train.irt.router import IrtConfig
 from router_train.local import LocalTrainConfig
 from router_train.report_files import publish_files
 from router_train.scoring import baselines
@@ -100,101 +98,32 @@ def evaluate_any_pool(
     table: OracleTable,
     table_info: TableInfo,
     groups: Sequence[HeldOutGroup],
+    config: AnyPoolEvalConfig | None = None,
     *,
-    held_out_by: HeldOutDesign = "explicit",
-    drawn_pools: int = 3,
-    pool_size: int = 3,
-    pool_seed: int = 0,
-    named_pools: Sequence[NamedPool] = (),
-    folds: int = 5,
-    fold_seeds: Sequence[int] = (0,),
-    anypool_config: AnyPoolTrainConfig | None = None,
-    fixed_config: LocalTrainConfig | None = None,
-    seed: int = 0,
-    irt: bool = False,
-    irt_config: IrtConfig | None = None,
-    jobs: int = 1,
     progress: bool = False,
 ) -> AnyPoolEvalReport:
     """Leave-one-group-out over `groups` x K-fold cross-validation over the reference table's tasks.
 
     Per group and task partition an any-pool router is trained on the train tasks with pools drawn
     from every candidate outside the group; it routes the test tasks of each of the group's evaluation
-    pools (`drawn_pools` seeded pools of `pool_size` holding a group model, plus the named pools holding
-    one). Per evaluation pool and partition, the fixed-pool routers are trained on that pool alone. Each
-    pool evaluation scores every router on all tasks of the pool's table; the averages over pools carry
-    a bootstrap interval over tasks (`pool_average`). With `irt`, the IRT router too (row `irt`: one fit
-    per task partition on its train tasks' rows of every run, shared by the pools; `irt_config` its
-    grids, default `IrtConfig()`), with its curve, averages and the any-pool router's difference to it."""
-    anypool_config = anypool_config or AnyPoolTrainConfig()
-    fixed_config = fixed_config or LocalTrainConfig()
-    _check_inputs(index, table, groups, anypool_config)
-    check_named_pools(index, named_pools)
-    pools = [
-        evaluation_pools(index, g, drawn=drawn_pools, size=pool_size, seed=pool_seed, named=named_pools)
-        for g in groups
-    ]
-    if not any(pools):
-        raise EvaluateError(
-            "no evaluation pool: ask for drawn pools (--pools) or name a pool holding a held-out model"
-        )
-    partitions = fold_partitions(table, table_info.file, folds, fold_seeds)
-    routed = fit_all(
-        index,
-        partitions,
-        groups,
-        pools,
-        anypool_config=anypool_config,
-        fixed_config=fixed_config,
-        seed=seed,
-        irt_config=(irt_config or IrtConfig()) if irt else None,
-        jobs=jobs,
-        progress=progress,
-    )
+    pools (`config.drawn_pools` seeded pools of `pool_size` holding a group model, plus the named pools
+    holding one). Per evaluation pool and partition, the fixed-pool routers are trained on that pool alone.
+    Each pool evaluation scores every router on all tasks of the pool's table; the averages over pools
+    carry a bootstrap interval over tasks (`pool_average`). With `config.irt`, the IRT router too (row
+    `irt`: one fit per task partition on its train tasks' rows of every run, shared by the pools;
+    `irt_config` its grids), with its curve, averages and the any-pool router's difference to it.
 
+    Three steps: plan (the pools and the partitions), fit (`fit_all`), score (`score_pools`, then the
+    averages and the report)."""
+    config = config or AnyPoolEvalConfig()
+    pools, partitions = plan_evaluation(index, table, table_info, groups, config)
+    routed = fit_all(index, partitions, groups, pools, config, progress=progress)
+    results, gaps, group_of = score_pools(index, table, groups, pools, partitions, routed, config, progress)
     shared = list(routed.shared)  # the partition-shared rows (`irt`), in registry order
-    all_ids = sorted(t.instance_id for t in table.tasks)
-    repeats = len(fold_seeds)
-    keys = [(gi, k) for gi in range(len(groups)) for k in range(len(pools[gi]))]
-
-    def evaluate_pool(u: int) -> tuple[PoolResult, PoolGaps]:
-        gi, k = keys[u]
-        pool = pools[gi][k]
-        result, pg = _pool_evaluation(
-            index,
-            pool,
-            groups[gi],
-            all_ids,
-            routed.anypool[(gi, k)],
-            {**routed.fixed[tuple(pool.ids)], **{row: routed.shared[row][tuple(pool.ids)] for row in shared}},
-            repeats,
-            seed,
-        )
-        curves = pool_curves(index, pool, all_ids, partitions, routed, (gi, k), seed)
-        return result.model_copy(update={"curves": curves}), pg
-
-    # Each pool's evaluation reads only the routes and scores gathered above: the pools are scored in
-    # forked workers too (in pool order, as one loop would).
-    evaluated = fork_map(
-        evaluate_pool, len(keys), jobs=jobs, desc="scoring pools", unit="pool", progress=progress
-    )
-    results: list[PoolResult] = []
-    gaps: list[PoolGaps] = []
-    shares: list[dict[str, float]] = []
-    group_of: list[int] = []
-    for (gi, _), (result, pg) in zip(keys, evaluated, strict=True):
-        results.append(result)
-        gaps.append(pg)
-        shares.append(result.held_out_pick_share)
-        group_of.append(gi)
-    every = [*routed.anypool.values(), *(p for f in routed.fixed.values() for p in f.values())]
-    for picks in [*every, *(p for s in routed.shared.values() for p in s.values())]:
-        if any(set(rep) != set(all_ids) for rep in picks):
-            raise EvaluateError("a router did not route every task exactly once per fold seed")
-
     references = [*FIXED_NAMES, *shared]
     names = [ANYPOOL_NAME, *references, ORACLE_NAME]
     evaluations = [r.evaluation for r in results]
+    shares = [r.held_out_pick_share for r in results]
 
     def summarise(keep: list[int]) -> tuple[list[AverageGap], list[GapDifference]]:
         sub = [gaps[i] for i in keep]
@@ -219,16 +148,130 @@ def evaluate_any_pool(
                 differences=diff,
             )
         )
-    apgr = apgr_averages(results, [ANYPOOL_NAME, FIXED_NAMES[0], *shared])
+    return AnyPoolEvalReport(
+        candidates=CandidatesInfo(
+            label=index.label,
+            sha256=index.digest(),
+            n_models=len(index.model_ids),
+            n_tasks=len(index.task_ids),
+        ),
+        table=table_info,
+        design=_design(groups, config),
+        seed=config.seed,
+        averages=averages,
+        differences=differences,
+        by_group=by_group,
+        pools=results,
+        notes=_notes(groups, partitions, routed, results, config),
+        apgr=apgr_averages(results, [ANYPOOL_NAME, FIXED_NAMES[0], *shared]),
+    )
+
+
+def plan_evaluation(
+    index: CandidateIndex,
+    table: OracleTable,
+    table_info: TableInfo,
+    groups: Sequence[HeldOutGroup],
+    config: AnyPoolEvalConfig,
+) -> tuple[list[list[EvalPool]], list[Partition]]:
+    """The inputs checked, each group's evaluation pools and the task partitions."""
+    _check_inputs(index, table, groups, config.anypool_config)
+    check_named_pools(index, config.named_pools)
+    pools = [
+        evaluation_pools(
+            index,
+            g,
+            drawn=config.drawn_pools,
+            size=config.pool_size,
+            seed=config.pool_seed,
+            named=config.named_pools,
+        )
+        for g in groups
+    ]
+    if not any(pools):
+        raise EvaluateError(
+            "no evaluation pool: ask for drawn pools (--pools) or name a pool holding a held-out model"
+        )
+    return pools, fold_partitions(table, table_info.file, config.folds, config.fold_seeds)
+
+
+def score_pools(
+    index: CandidateIndex,
+    table: OracleTable,
+    groups: Sequence[HeldOutGroup],
+    pools: Sequence[Sequence[EvalPool]],
+    partitions: Sequence[Partition],
+    routed: Routed,
+    config: AnyPoolEvalConfig,
+    progress: bool,
+) -> tuple[list[PoolResult], list[PoolGaps], list[int]]:
+    """Every pool evaluation (forked workers, in pool order, as one loop would): its result, its gaps and
+    its group's index; checks every router routed every task exactly once per fold seed."""
+    shared = list(routed.shared)
+    all_ids = sorted(t.instance_id for t in table.tasks)
+    keys = [(gi, k) for gi in range(len(groups)) for k in range(len(pools[gi]))]
+
+    def evaluate_pool(u: int) -> tuple[PoolResult, PoolGaps]:
+        gi, k = keys[u]
+        pool = pools[gi][k]
+        result, pg = _pool_evaluation(
+            index,
+            pool,
+            groups[gi],
+            all_ids,
+            routed.anypool[(gi, k)],
+            {**routed.fixed[tuple(pool.ids)], **{row: routed.shared[row][tuple(pool.ids)] for row in shared}},
+            len(config.fold_seeds),
+            config.seed,
+        )
+        curves = pool_curves(index, pool, all_ids, partitions, routed, (gi, k), config.seed)
+        return result.model_copy(update={"curves": curves}), pg
+
+    # Each pool's evaluation reads only the routes and scores gathered: the pools are scored in forked
+    # workers too.
+    evaluated = fork_map(
+        evaluate_pool, len(keys), jobs=config.jobs, desc="scoring pools", unit="pool", progress=progress
+    )
+    every = [*routed.anypool.values(), *(p for f in routed.fixed.values() for p in f.values())]
+    for picks in [*every, *(p for s in routed.shared.values() for p in s.values())]:
+        if any(set(rep) != set(all_ids) for rep in picks):
+            raise EvaluateError("a router did not route every task exactly once per fold seed")
+    return [r for r, _ in evaluated], [g for _, g in evaluated], [gi for gi, _ in keys]
+
+
+def _design(groups: Sequence[HeldOutGroup], config: AnyPoolEvalConfig) -> AnyPoolDesign:
+    return AnyPoolDesign(
+        folds=config.folds,
+        fold_seeds=list(config.fold_seeds),
+        held_out_by=config.held_out_by,
+        groups=list(groups),
+        pool_size=config.pool_size,
+        drawn_pools=config.drawn_pools,
+        pool_seed=config.pool_seed,
+        named_pools=list(config.named_pools),
+        anypool=config.anypool_config,
+        fixed=config.fixed_config,
+        resamples=RESAMPLES,
+    )
+
+
+def _notes(
+    groups: Sequence[HeldOutGroup],
+    partitions: Sequence[Partition],
+    routed: Routed,
+    results: Sequence[PoolResult],
+    config: AnyPoolEvalConfig,
+) -> list[str]:
+    """The report's notes: how many fits, the IRT row's, the floored pools, unused named pools."""
     notes = [
         f"{len(partitions) * len(routed.train_models)} any-pool routers trained "
-        f"({len(routed.train_models)} groups x {folds} folds x "
-        f"{repeats} fold seeds), each on the {min(len(p.train) for p in partitions)}-"
+        f"({len(routed.train_models)} groups x {config.folds} folds x "
+        f"{len(config.fold_seeds)} fold seeds), each on the {min(len(p.train) for p in partitions)}-"
         f"{max(len(p.train) for p in partitions)} tasks outside the fold it routes; "
         f"{len(partitions) * len(routed.fixed)} fits of each fixed-pool router "
         f"({len(routed.fixed)} distinct pools)"
     ]
-    if irt:
+    if config.irt:
         notes.append(
             f"{len(partitions)} IRT routers fitted (one per fold, on its train tasks' rows of every run, "
             "held-out models' included: their cold start), each shared by every pool with its own near-tie "
@@ -240,38 +283,11 @@ def evaluate_any_pool(
             "cheaper than every single model of the pool, so compared with the cheapest one (no credit for "
             f"the saving; `evaluate` leaves this gap undefined): {'; '.join(floored)}"
         )
-    unused = [p.name for p in named_pools if not any(set(p.ids) & set(g.models) for g in groups)]
+    groups_models = [set(g.models) for g in groups]
+    unused = [p.name for p in config.named_pools if not any(set(p.ids) & m for m in groups_models)]
     if unused:
         notes.append(f"named pools holding no held-out model, not evaluated: {', '.join(unused)}")
-    return AnyPoolEvalReport(
-        candidates=CandidatesInfo(
-            label=index.label,
-            sha256=index.digest(),
-            n_models=len(index.model_ids),
-            n_tasks=len(index.task_ids),
-        ),
-        table=table_info,
-        design=AnyPoolDesign(
-            folds=folds,
-            fold_seeds=list(fold_seeds),
-            held_out_by=held_out_by,
-            groups=list(groups),
-            pool_size=pool_size,
-            drawn_pools=drawn_pools,
-            pool_seed=pool_seed,
-            named_pools=list(named_pools),
-            anypool=anypool_config,
-            fixed=fixed_config,
-            resamples=RESAMPLES,
-        ),
-        seed=seed,
-        averages=averages,
-        differences=differences,
-        by_group=by_group,
-        pools=results,
-        notes=notes,
-        apgr=apgr,
-    )
+    return notes
 
 
 def pool_curves(

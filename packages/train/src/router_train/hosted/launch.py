@@ -67,6 +67,7 @@ from router_train.hosted.staging import (
     ENV_DIST,
     ORACLE_DIST,
     PackageSource,
+    StagedEnv,
     StagingError,
     check_version,
     dir_source,
@@ -151,13 +152,7 @@ def launch(
     io = _Out(out, err)
     started = (now or (lambda: datetime.now(UTC)))()
     stem = run_stem(preset, started)
-    config_file = config_path or shipped_path(preset)
-    # The shipped file lives wherever the package is installed; name it by its package path.
-    label = str(config_path) if config_path else f"router_train/configs/{preset}.toml (shipped preset)"
-    try:
-        config = load_config(config_file)
-    except ConfigFileError as e:
-        raise BadLaunchInput(str(e)) from None
+    config, label = _preset_config(preset, config_path)
     submitted_path = runs_dir / f"{stem}.toml"
     record_path = runs_dir / f"{stem}.json"
 
@@ -170,15 +165,7 @@ def launch(
     prime = require_prime()
     check_login(prime, timeout=timeout)
 
-    try:
-        problem = runs_dir_problem(runs_dir)  # found now, not after the push
-        if problem:
-            raise StagingError(problem)
-        env_src, oracle_src = sources or find_built_sources(dist_dir)
-        staged = stage_env(env_src, oracle_src, stage_dir, version=version)
-    except StagingError as e:
-        raise BadLaunchInput(str(e)) from None
-    io.line(f"staged {ENV_DIST} {staged.version} ({staged.files} files, self-contained) in {stage_dir}")
+    staged = _stage(io, runs_dir, sources, dist_dir, stage_dir, version)
 
     commands: list[CommandRecord] = []
 
@@ -201,18 +188,7 @@ def launch(
         io.line(f"record: {record_path}")
         return record
 
-    push_argv = [prime, "env", "push", "-p", str(stage_dir)]
-    io.line(f"$ {shlex.join(['prime', *push_argv[1:]])}")
-    pushed = stream(push_argv, echo=io.line, timeout=timeout)
-    commands.append(CommandRecord(argv=push_argv, returncode=pushed.returncode))
-    if pushed.returncode != 0:
-        finish("push_failed")
-        error: LaunchError = failure(pushed, "prime env push", otherwise=PushRejected)
-        raise type(error)(f"{error}; nothing was submitted")
-    env_id = parse_pushed_slug(pushed.lines)
-    if env_id is None:
-        io.error(f"could not read the pushed hub id from `prime env push`; submitting taskset id {ENV_ID}")
-        env_id = ENV_ID
+    env_id = _push(io, prime, stage_dir, timeout, commands, finish)
 
     submitted = _submitted_config(config, env_id, label)
     write_text_atomic(submitted_path, submitted)
@@ -230,6 +206,62 @@ def launch(
         raise NoRunId(f"`prime train` succeeded but printed no run id; see its output and {record_path}")
     io.line(f"run id: {run_id}")
     return finish("launched", run_id=run_id, dashboard_url=url, **common)
+
+
+def _preset_config(preset: PresetName, config_path: Path | None) -> tuple[RLConfig, str]:
+    """The config launched (`config_path`, else the shipped preset) and how the record names it."""
+    config_file = config_path or shipped_path(preset)
+    # The shipped file lives wherever the package is installed; name it by its package path.
+    label = str(config_path) if config_path else f"router_train/configs/{preset}.toml (shipped preset)"
+    try:
+        return load_config(config_file), label
+    except ConfigFileError as e:
+        raise BadLaunchInput(str(e)) from None
+
+
+def _stage(
+    io: _Out,
+    runs_dir: Path,
+    sources: tuple[PackageSource, PackageSource] | None,
+    dist_dir: Path,
+    stage_dir: Path,
+    version: str | None,
+) -> StagedEnv:
+    """The runs directory checked (now, not after the push) and the env staged; bad input: one line."""
+    try:
+        problem = runs_dir_problem(runs_dir)
+        if problem:
+            raise StagingError(problem)
+        env_src, oracle_src = sources or find_built_sources(dist_dir)
+        staged = stage_env(env_src, oracle_src, stage_dir, version=version)
+    except StagingError as e:
+        raise BadLaunchInput(str(e)) from None
+    io.line(f"staged {ENV_DIST} {staged.version} ({staged.files} files, self-contained) in {stage_dir}")
+    return staged
+
+
+def _push(
+    io: _Out,
+    prime: str,
+    stage_dir: Path,
+    timeout: float,
+    commands: list[CommandRecord],
+    finish: Callable[..., RunRecord],
+) -> str:
+    """`prime env push` of the staged env; the pushed hub id (or the taskset id when none is printed)."""
+    push_argv = [prime, "env", "push", "-p", str(stage_dir)]
+    io.line(f"$ {shlex.join(['prime', *push_argv[1:]])}")
+    pushed = stream(push_argv, echo=io.line, timeout=timeout)
+    commands.append(CommandRecord(argv=push_argv, returncode=pushed.returncode))
+    if pushed.returncode != 0:
+        finish("push_failed")
+        error: LaunchError = failure(pushed, "prime env push", otherwise=PushRejected)
+        raise type(error)(f"{error}; nothing was submitted")
+    env_id = parse_pushed_slug(pushed.lines)
+    if env_id is None:
+        io.error(f"could not read the pushed hub id from `prime env push`; submitting taskset id {ENV_ID}")
+        env_id = ENV_ID
+    return env_id
 
 
 def runs_dir_problem(runs_dir: Path) -> str | None:

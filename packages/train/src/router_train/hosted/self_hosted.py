@@ -37,6 +37,7 @@ from router_train.hosted.runs import CommandRecord, RunRecord, RunStatus, Source
 from router_train.hosted.staging import (
     ENV_DIST,
     PackageSource,
+    StagedEnv,
     StagingError,
     find_built_sources,
     stage_dir_problem,
@@ -84,6 +85,136 @@ def self_hosted_config(config: RLConfig, preset: str, nodes: int | None) -> RLCo
     return multi_node_config(config, preset, nodes)
 
 
+def _load(path: Path, preset: PresetName, nodes: int | None) -> RLConfig:
+    """The config file read and made the one `rl` gets; bad input: one line."""
+    try:
+        return self_hosted_config(load_config(path), preset, nodes)
+    except ConfigFileError as e:
+        raise BadLaunchInput(str(e)) from None
+
+
+def _problems(prime_rl: Path, uv: str | None, stage_dir: Path, runs_dir: Path) -> list[LaunchError]:
+    """What would stop a launch now: the checkout, `uv`, the stage and runs directories."""
+    problems: list[LaunchError] = []
+    if problem := prime_rl_problem(prime_rl):
+        problems.append(BadLaunchInput(problem))
+    if uv is None:
+        problems.append(ToolNotFound(f"`uv` is not on PATH nor installed beside this Python: {UV_HINT}"))
+    for blocked in (stage_dir_problem(stage_dir), runs_dir_problem(runs_dir)):
+        if blocked:
+            problems.append(BadLaunchInput(blocked))
+    return problems
+
+
+def _print_plan(
+    line: Callable[[str], None],
+    preset: PresetName,
+    prime_rl: Path,
+    label: str,
+    nodes: int | None,
+    uv: str | None,
+    stage_dir: Path,
+    checkout: Path,
+    setup: list[list[str]],
+) -> None:
+    """The dry run's plan, up to the set-up commands run in the checkout."""
+    line(f"# router-train launch {preset} --prime-rl {prime_rl} --dry-run: the plan; nothing is run.")
+    line(f"# config: {label}, valid" + (f"; multi-node: {nodes} nodes (SLURM)" if nodes else ""))
+    line(f"# uv: {uv or 'not found'}")
+    line(f"# 1. stage {ENV_DIST} (router_oracle inside) into {stage_dir}; in {checkout}:")
+    for argv in setup:
+        line(f"$ {shlex.join(argv)}")
+
+
+def _print_plan_end(
+    line: Callable[[str], None],
+    config_file: Path,
+    rl: list[str],
+    record_path: Path,
+    problems: list[LaunchError],
+    config: RLConfig,
+) -> None:
+    """The dry run's plan from the config written on: the `rl` command, the record, what would stop a
+    launch now (raised, as a launch would), the config."""
+    line(f"# 2. write {config_file}: the config below (taskset id {ENV_ID}, no hub)")
+    line(f"$ {shlex.join(rl)}")
+    line(f"# 3. record in {record_path}")
+    for p in problems:
+        line(f"# not possible now, a launch would exit {p.exit_code}: {p}")
+    line("# --- config ---")
+    for text_line in dumps_config(config).rstrip("\n").split("\n"):
+        line(text_line)
+    line("# --- end of config ---")
+    if problems:
+        line(f"# dry run: a launch would exit {problems[0].exit_code}")
+        raise problems[0]
+    line("# dry run: a launch would exit 0")
+
+
+def _record(
+    preset: PresetName,
+    started: datetime,
+    status: RunStatus,
+    staged: StagedEnv,
+    label: str,
+    config_file: Path,
+    stage_dir: Path,
+    commands: list[CommandRecord],
+) -> RunRecord:
+    """The run's record (`runs.RunRecord`): no hub run id, the taskset id, the staged sources."""
+    return RunRecord(
+        preset=preset,
+        created_at=started.isoformat(),
+        status=status,
+        run_id=None,
+        dashboard_url=None,
+        env_id=ENV_ID,
+        env_version=staged.version,
+        config_source=label,
+        submitted_config=str(config_file),
+        stage_dir=str(stage_dir),
+        sources=[
+            SourceRecord(
+                distribution=s.distribution, kind=s.kind, path=str(s.path), version=s.version, sha256=s.sha256
+            )
+            for s in staged.sources
+        ],
+        commands=commands,
+    )
+
+
+class _CheckoutRun:
+    """Runs `uv` commands in the prime-rl checkout, echoing them and their output, each recorded."""
+
+    def __init__(
+        self, uv: str, checkout: Path, prime_rl: Path, timeout: float, line: Callable[[str], None]
+    ) -> None:
+        self.uv, self.checkout, self.prime_rl, self.timeout, self.line = uv, checkout, prime_rl, timeout, line
+        # uv must not inherit a VIRTUAL_ENV of ours: it would install there instead of prime-rl's .venv.
+        self.env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+        self.commands: list[CommandRecord] = []
+
+    def __call__(self, argv: list[str], bound: float | None) -> StreamResult:
+        real = [self.uv, *argv[1:]]
+        self.line(f"$ {shlex.join(argv)}   (in {self.checkout})")
+        result = stream(real, echo=self.line, timeout=bound, cwd=self.checkout, env=self.env)
+        self.commands.append(CommandRecord(argv=real, returncode=result.returncode))
+        if result.timed_out:
+            raise BadLaunchInput(
+                f"--prime-rl {self.prime_rl}: `{shlex.join(argv)}` ran past --timeout {self.timeout:g} s"
+            )
+        return result
+
+    def setup(self, argv: list[str]) -> None:
+        """A set-up command, bounded by the timeout; its failure is one line."""
+        result = self(argv, self.timeout)
+        if result.returncode != 0:
+            last = next((x for x in reversed(result.lines) if x.strip()), "no output")
+            raise BadLaunchInput(
+                f"--prime-rl {self.prime_rl}: `{shlex.join(argv)}` failed (exit {result.returncode}): {last}"
+            )
+
+
 def launch_self_hosted(
     preset: PresetName,
     prime_rl: Path,
@@ -110,10 +241,7 @@ def launch_self_hosted(
     started = (now or (lambda: datetime.now(UTC)))()
     stem = run_stem(preset, started)
     label = str(config_path) if config_path else f"router_train/configs/{preset}.toml (shipped preset)"
-    try:
-        config = self_hosted_config(load_config(config_path or shipped_path(preset)), preset, nodes)
-    except ConfigFileError as e:
-        raise BadLaunchInput(str(e)) from None
+    config = _load(config_path or shipped_path(preset), preset, nodes)
     checkout = prime_rl.resolve() if prime_rl.exists() else prime_rl
     config_file = (runs_dir / f"{stem}.toml").resolve()
     record_path = runs_dir / f"{stem}.json"
@@ -123,39 +251,15 @@ def launch_self_hosted(
     probe = ["uv", "run", "--no-sync", "python", "-c", f"import {ENV_DIST.replace('-', '_')}, router_oracle"]
     rl = ["uv", "run", "rl", "@", str(config_file)]
 
-    problems: list[LaunchError] = []
-    if problem := prime_rl_problem(prime_rl):
-        problems.append(BadLaunchInput(problem))
-    if uv is None:
-        problems.append(ToolNotFound(f"`uv` is not on PATH nor installed beside this Python: {UV_HINT}"))
-    for blocked in (stage_dir_problem(stage_dir), runs_dir_problem(runs_dir)):
-        if blocked:
-            problems.append(BadLaunchInput(blocked))
+    problems = _problems(prime_rl, uv, stage_dir, runs_dir)
     try:
         env_src, oracle_src = sources or find_built_sources(dist_dir)
     except StagingError as e:
         problems.append(BadLaunchInput(str(e)))
 
     if dry_run:
-        line(f"# router-train launch {preset} --prime-rl {prime_rl} --dry-run: the plan; nothing is run.")
-        line(f"# config: {label}, valid" + (f"; multi-node: {nodes} nodes (SLURM)" if nodes else ""))
-        line(f"# uv: {uv or 'not found'}")
-        line(f"# 1. stage {ENV_DIST} (router_oracle inside) into {stage_dir}; in {checkout}:")
-        for argv in (sync, install, probe):
-            line(f"$ {shlex.join(argv)}")
-        line(f"# 2. write {config_file}: the config below (taskset id {ENV_ID}, no hub)")
-        line(f"$ {shlex.join(rl)}")
-        line(f"# 3. record in {record_path}")
-        for p in problems:
-            line(f"# not possible now, a launch would exit {p.exit_code}: {p}")
-        line("# --- config ---")
-        for text_line in dumps_config(config).rstrip("\n").split("\n"):
-            line(text_line)
-        line("# --- end of config ---")
-        if problems:
-            line(f"# dry run: a launch would exit {problems[0].exit_code}")
-            raise problems[0]
-        line("# dry run: a launch would exit 0")
+        _print_plan(line, preset, prime_rl, label, nodes, uv, stage_dir, checkout, [sync, install, probe])
+        _print_plan_end(line, config_file, rl, record_path, problems, config)
         return None
 
     if problems:
@@ -167,53 +271,16 @@ def launch_self_hosted(
         raise BadLaunchInput(str(e)) from None
     line(f"staged {ENV_DIST} {staged.version} in {stage_dir}")
 
-    # uv must not inherit a VIRTUAL_ENV of ours: it would install there instead of prime-rl's .venv.
-    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
-    commands: list[CommandRecord] = []
-
-    def run(argv: list[str], bound: float | None) -> StreamResult:
-        real = [uv, *argv[1:]]
-        line(f"$ {shlex.join(argv)}   (in {checkout})")
-        result = stream(real, echo=line, timeout=bound, cwd=checkout, env=env)
-        commands.append(CommandRecord(argv=real, returncode=result.returncode))
-        if result.timed_out:
-            raise BadLaunchInput(
-                f"--prime-rl {prime_rl}: `{shlex.join(argv)}` ran past --timeout {timeout:g} s"
-            )
-        return result
-
+    checkout_run = _CheckoutRun(uv, checkout, prime_rl, timeout, line)
     for argv in (sync, install, probe):
-        result = run(argv, timeout)
-        if result.returncode != 0:
-            last = next((x for x in reversed(result.lines) if x.strip()), "no output")
-            raise BadLaunchInput(
-                f"--prime-rl {prime_rl}: `{shlex.join(argv)}` failed (exit {result.returncode}): {last}"
-            )
+        checkout_run.setup(argv)
     write_text_atomic(
         config_file,
         dumps_config(config, header=f"Run by `router-train launch {preset} --prime-rl`: {label}."),
     )
-    result = run(rl, None)  # training runs for hours: `rl` itself is not bounded by --timeout
+    result = checkout_run(rl, None)  # training runs for hours: `rl` itself is not bounded by --timeout
     status: RunStatus = "launched" if result.returncode == 0 else "train_failed"
-    record = RunRecord(
-        preset=preset,
-        created_at=started.isoformat(),
-        status=status,
-        run_id=None,
-        dashboard_url=None,
-        env_id=ENV_ID,
-        env_version=staged.version,
-        config_source=label,
-        submitted_config=str(config_file),
-        stage_dir=str(stage_dir),
-        sources=[
-            SourceRecord(
-                distribution=s.distribution, kind=s.kind, path=str(s.path), version=s.version, sha256=s.sha256
-            )
-            for s in staged.sources
-        ],
-        commands=commands,
-    )
+    record = _record(preset, started, status, staged, label, config_file, stage_dir, checkout_run.commands)
     write_record(record, record_path)
     line(f"record: {record_path}")
     if result.returncode != 0:

@@ -1,6 +1,6 @@
 """The IRT router as one of evaluate's fitters (`(train, test, seed) -> [Decisions]`, with `fit_scored` for
-the cost-dial curves), so `router_train.evaluate.evaluate(..., fitters=[IrtFitter(...)])` scores it in the
-same folds, against the same baselines, as every other router."""
+the cost-dial curves), so `router_train.evaluate.evaluate(table, info, config, fitters=[IrtFitter(...)])`
+scores it in the same folds, against the same baselines, as every other router."""
 
 from __future__ import annotations
 

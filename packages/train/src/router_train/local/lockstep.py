@@ -71,46 +71,9 @@ def grpo_policies(
     for each (train, shift), computed in lockstep."""
     pool_ids = list(pool_ids)
     k = len(pool_ids)
-    weights_5 = reward_weights(cfg.reward)
     batch, samples = cfg.tasks_per_step, cfg.samples_per_task
 
-    blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    rewards: list[np.ndarray] = []
-    runs: list[_Run] = []
-    scored: dict[int, tuple[TaskRecord, list[float]]] = {}
-    """id(row) -> (the row, kept alive so its id stays its own; its weighted reward per pool model)."""
-    row_off = col_off = 0
-    for train_tasks in train_sets:
-        train_tasks = list(train_tasks)
-        uniq = unique_tasks(train_tasks)
-        epoch = upsampled(train_tasks, cfg.split_seed) if cfg.upsample else train_tasks
-        state = fit_features(cfg.features, uniq, pool_ids)
-        row_of = {t.instance_id: r for r, t in enumerate(uniq)}
-        x_uniq = sp.csr_matrix(featurize(cfg.features, state, uniq))
-        # A task's route scores are a function of its row and the pool: scored once for every training.
-        missing = [t for t in uniq if id(t) not in scored]
-        for t, row in zip(missing, score_table(missing, pool_ids), strict=True):
-            scored[id(t)] = (t, [s.weighted(weights_5) for s in row])
-        rewards.append(np.asarray([scored[id(t)][1] for t in uniq]))
-        dim = feature_dim(cfg.features, state)
-        # Zero weights, set to views of the stacked matrix below.
-        policy = RouterPolicy(pool_ids, cfg.features, state, np.zeros((dim, k)), np.zeros(k))
-        rng = np.random.default_rng(cfg.seed)
-        runs.append(
-            _Run(
-                policy=policy,
-                task_rows=row_off + np.asarray([row_of[t.instance_id] for t in epoch], dtype=np.int64),
-                batches=task_batches(len(epoch), batch, rng),
-                rng=rng,
-                cols=slice(col_off, col_off + dim),
-            )
-        )
-        # Its features in its own columns: each row keeps its entries, in order.
-        blocks.append(
-            (x_uniq.data, x_uniq.indices.astype(np.int64) + col_off, x_uniq.indptr.astype(np.int64))
-        )
-        row_off += len(uniq)
-        col_off += dim
+    runs, blocks, rewards, col_off = _prepare_runs(cfg, train_sets, pool_ids)
     n_runs = len(runs)
     if not n_runs:
         return []
@@ -156,6 +119,54 @@ def grpo_policies(
             b = b + shift
         out.append(RouterPolicy(pool_ids, cfg.features, run.policy.feature_state, w, b))
     return out
+
+
+def _prepare_runs(
+    cfg: LocalTrainConfig, train_sets: Sequence[Sequence[TaskRecord]], pool_ids: list[str]
+) -> tuple[list[_Run], list[tuple[np.ndarray, np.ndarray, np.ndarray]], list[np.ndarray], int]:
+    """Each training's run state, its features as a CSR block in its own columns, its rewards per
+    distinct task and pool model; and the stacked column count."""
+    k = len(pool_ids)
+    weights_5 = reward_weights(cfg.reward)
+    batch = cfg.tasks_per_step
+    blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    rewards: list[np.ndarray] = []
+    runs: list[_Run] = []
+    scored: dict[int, tuple[TaskRecord, list[float]]] = {}
+    """id(row) -> (the row, kept alive so its id stays its own; its weighted reward per pool model)."""
+    row_off = col_off = 0
+    for train_tasks in train_sets:
+        train_tasks = list(train_tasks)
+        uniq = unique_tasks(train_tasks)
+        epoch = upsampled(train_tasks, cfg.split_seed) if cfg.upsample else train_tasks
+        state = fit_features(cfg.features, uniq, pool_ids)
+        row_of = {t.instance_id: r for r, t in enumerate(uniq)}
+        x_uniq = sp.csr_matrix(featurize(cfg.features, state, uniq))
+        # A task's route scores are a function of its row and the pool: scored once for every training.
+        missing = [t for t in uniq if id(t) not in scored]
+        for t, row in zip(missing, score_table(missing, pool_ids), strict=True):
+            scored[id(t)] = (t, [s.weighted(weights_5) for s in row])
+        rewards.append(np.asarray([scored[id(t)][1] for t in uniq]))
+        dim = feature_dim(cfg.features, state)
+        # Zero weights, set to views of the stacked matrix below.
+        policy = RouterPolicy(pool_ids, cfg.features, state, np.zeros((dim, k)), np.zeros(k))
+        rng = np.random.default_rng(cfg.seed)
+        runs.append(
+            _Run(
+                policy=policy,
+                task_rows=row_off + np.asarray([row_of[t.instance_id] for t in epoch], dtype=np.int64),
+                batches=task_batches(len(epoch), batch, rng),
+                rng=rng,
+                cols=slice(col_off, col_off + dim),
+            )
+        )
+        # Its features in its own columns: each row keeps its entries, in order.
+        blocks.append(
+            (x_uniq.data, x_uniq.indices.astype(np.int64) + col_off, x_uniq.indptr.astype(np.int64))
+        )
+        row_off += len(uniq)
+        col_off += dim
+    return runs, blocks, rewards, col_off
 
 
 def _stack_rows(blocks: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], n_cols: int) -> sp.csr_matrix:

@@ -33,7 +33,7 @@ from router_oracle.table_check import load_table
 from router_train.checkpoint_io import save_checkpoint
 from router_train.local.checkpoint import checkpoint_of
 from router_train.local.config import LocalTrainConfig, LocalTrainError, RewardWeights
-from router_train.local.features import feature_dim, featurize, fit_features, unique_tasks
+from router_train.local.features import FeatureState, feature_dim, featurize, fit_features, unique_tasks
 from router_train.local.grpo import AdamW, GRPOStep, grpo_step, task_batches
 from router_train.local.grpo_run import GrpoAdapter, run_grpo
 from router_train.local.heldout import HeldOutSummary, heldout_summary, router_metrics
@@ -282,6 +282,33 @@ def fit_policy(
     return final.model_copy(update={"prior_shift": tau})
 
 
+def _epoch_inputs(
+    cfg: LocalTrainConfig, train_tasks: list[TaskRecord], pool_ids: list[str]
+) -> tuple[
+    list[TaskRecord],
+    list[TaskRecord],
+    FeatureState,
+    sp.csr_matrix,
+    np.ndarray,
+    dict[str, np.ndarray],
+    np.ndarray,
+]:
+    """A run's inputs: the distinct tasks, the epoch (upsampled), the fitted features, each distinct task's
+    feature row, each epoch task's row index, the score table per step score and the rewards."""
+    uniq = unique_tasks(train_tasks)
+    epoch = upsampled(train_tasks, cfg.split_seed) if cfg.upsample else train_tasks
+    weights_5 = reward_weights(cfg.reward)
+    state = fit_features(cfg.features, uniq, pool_ids)
+    # Featurise and score each distinct task once; upsampled copies share a row.
+    row_of = {t.instance_id: r for r, t in enumerate(uniq)}
+    x_uniq = featurize(cfg.features, state, uniq)
+    task_rows = np.asarray([row_of[t.instance_id] for t in epoch], dtype=np.int64)
+    scores = score_table(uniq, pool_ids)
+    table = {f: np.asarray([[getattr(s, f) for s in row] for row in scores]) for f in STEP_SCORES}
+    reward_of = np.asarray([[s.weighted(weights_5) for s in row] for row in scores])
+    return uniq, epoch, state, x_uniq, task_rows, table, reward_of
+
+
 def _grpo(
     cfg: LocalTrainConfig,
     train_tasks: list[TaskRecord],
@@ -294,18 +321,7 @@ def _grpo(
 ) -> FitResult:
     """The GRPO run itself; `bias_shift` is added to the final policy's bias (the prior shift).
     `keep_records` False skips the per-step records (the cross-fitting's inner runs need only the policy)."""
-    uniq = unique_tasks(train_tasks)
-    epoch = upsampled(train_tasks, cfg.split_seed) if cfg.upsample else train_tasks
-    weights_5 = reward_weights(cfg.reward)
-
-    state = fit_features(cfg.features, uniq, pool_ids)
-    # Featurise and score each distinct task once; upsampled copies share a row.
-    row_of = {t.instance_id: r for r, t in enumerate(uniq)}
-    x_uniq = featurize(cfg.features, state, uniq)
-    task_rows = np.asarray([row_of[t.instance_id] for t in epoch], dtype=np.int64)
-    scores = score_table(uniq, pool_ids)
-    table = {f: np.asarray([[getattr(s, f) for s in row] for row in scores]) for f in STEP_SCORES}
-    reward_of = np.asarray([[s.weighted(weights_5) for s in row] for row in scores])
+    uniq, epoch, state, x_uniq, task_rows, table, reward_of = _epoch_inputs(cfg, train_tasks, pool_ids)
     eval_tasks = list(eval_tasks)
     x_eval = featurize(cfg.features, state, eval_tasks) if eval_tasks else None
 

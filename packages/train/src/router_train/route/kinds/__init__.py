@@ -29,11 +29,12 @@ from router_train.irt.checkpoint import IrtCheckpoint
 from router_train.local.checkpoint import LocalCheckpoint
 from router_train.route.baseline_checkpoint import BaselineCheckpoint
 from router_train.route.kinds import anypool, baseline, irt, local
+from router_train.route.kinds.anypool import AnyPoolTraining
 from router_train.route.kinds.kind import (
-    AnyPoolTraining,
     Fit,
     FitRequest,
     Judged,
+    KindOptions,
     Loaded,
     ModelEvidence,
     PartitionFit,
@@ -92,6 +93,7 @@ def anypool_training() -> AnyPoolTraining:
     """How `router-train evaluate-anypool` trains its any-pool router: the one kind routing any pool
     (`Fit.anypool`, `local-anypool`)."""
     (training,) = [k.fit.anypool for k in KINDS.values() if k.fit.anypool is not None]
+    assert isinstance(training, AnyPoolTraining), "Fit.anypool holds a route.kinds.anypool.AnyPoolTraining"
     return training
 
 
@@ -130,6 +132,7 @@ __all__ = [
     "Fit",
     "FitRequest",
     "Judged",
+    "KindOptions",
     "Loaded",
     "ModelEvidence",
     "PartitionFit",

@@ -4,22 +4,54 @@ through the pool's capability summary on the checkpoint's train tasks (from its 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from router_oracle.derive import CandidateIndex
 from router_oracle.pool_file import load_pool
 from router_train.anypool.checkpoint import AnyPoolCheckpoint, TrainedAnyPoolRouter, load_any_pool_router
-from router_train.anypool.irt_inputs import fit_anypool_irt
+from router_train.anypool.config import AnyPoolTrainConfig
+from router_train.anypool.irt_inputs import AnyPoolIrtState, fit_anypool_irt
 from router_train.anypool.policy import PoolView
-from router_train.anypool.trainer import train_any_pool
-from router_train.route.kinds.kind import AnyPoolTraining, Fit, Judged, Loaded, RouterKind
+from router_train.anypool.trainer import AnyPoolTrainResult, ScoreCache, train_any_pool
+from router_train.route.kinds.kind import Fit, Judged, Loaded, RouterKind
 from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec, RouteError
 from router_train.route.task import RouteTask
 from router_train.scoring.dial import CHECKPOINT_POINTS, DialCalibration, calibrate
+
+
+class AnyPoolTrainer(Protocol):
+    """Trains one router of any pool on `train_task_ids` with pools drawn from `model_ids`
+    (`anypool.train_any_pool`); `score_cache` and `irt` are work shared between the trainings of one
+    evaluation (route scores of a bank of pools; the IRT inputs' fit of a partition)."""
+
+    def __call__(
+        self,
+        index: CandidateIndex,
+        train_task_ids: Sequence[str],
+        model_ids: Sequence[str],
+        cfg: AnyPoolTrainConfig | None = None,
+        *,
+        score_cache: ScoreCache | None = None,
+        irt: AnyPoolIrtState | None = None,
+    ) -> AnyPoolTrainResult: ...
+
+
+@dataclass(frozen=True)
+class AnyPoolTraining:
+    """How `router-train evaluate-anypool` trains a kind that routes any pool (`local-anypool`) per held-out
+    group and task partition (`route.kinds.anypool_training`)."""
+
+    train: AnyPoolTrainer
+    """The trainer."""
+    irt_inputs: Callable[[CandidateIndex, Sequence[str]], AnyPoolIrtState]
+    """With IRT inputs (`FeatureConfig.irt`): their fit on a partition's train task ids (every run's rows),
+    shared by the partition's trainings of every group."""
 
 
 class PoolBoundRouter(Router):

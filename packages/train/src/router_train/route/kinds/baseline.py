@@ -24,6 +24,7 @@ from router_train.route.kinds.kind import (
     ReferenceRequest,
     RouterKind,
     check_fixed,
+    kind_option,
     refuse_candidates,
     routing_task_features,
 )
@@ -37,6 +38,9 @@ from router_train.scoring.baselines import BALANCED_LOGREG_NAME, with_task_featu
 from router_train.scoring.dial import DialCalibration
 from router_train.scoring.fitter import Fitter
 from router_train.text_features import tfidf_matrix
+
+KIND_NAME = "baseline"
+"""This kind's name: its messages' word and its key of a request's `KindOptions`."""
 
 
 class BaselineRouter(Router):
@@ -102,7 +106,8 @@ def judge(path: Path, pool: Sequence[str]) -> Judged:
 def fitters(request: FitRequest) -> list[Fitter]:
     """Every learned baseline at once, on the table's pool, unless `--no-baselines` (the logistic
     regressions reading `--task-features` too, when given)."""
-    return [BaselineFitter(request.table.pool.ids, request.task_features)] if request.baselines else []
+    wanted = kind_option(request.options, KIND_NAME, bool, False)
+    return [BaselineFitter(request.table.pool.ids, request.task_features)] if wanted else []
 
 
 def references(request: ReferenceRequest) -> list[Fitter]:
@@ -111,7 +116,7 @@ def references(request: ReferenceRequest) -> list[Fitter]:
 
 
 KIND = RouterKind(
-    name="baseline",
+    name=KIND_NAME,
     checkpoint=BaselineCheckpoint,
     load=load,
     judge=judge,

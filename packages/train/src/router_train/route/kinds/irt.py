@@ -22,7 +22,7 @@ from router_train.irt.checkpoint import (
 )
 from router_train.irt.fitter import IRT_ROUTER_NAME, IrtFitter
 from router_train.irt.refit import RefitReport, refit_checkpoint
-from router_train.irt.router import FittedIrtRouter, check_covered, near_tie_scores
+from router_train.irt.router import FittedIrtRouter, IrtConfig, check_covered, near_tie_scores
 from router_train.irt.shared_fit import fit_partition
 from router_train.route.kinds.kind import (
     Fit,
@@ -37,6 +37,7 @@ from router_train.route.kinds.kind import (
     Refitted,
     RouterKind,
     check_fixed,
+    kind_option,
     refuse_candidates,
     routing_task_features,
 )
@@ -45,6 +46,9 @@ from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec, RouteError
 from router_train.route.task import RouteTask
 from router_train.scoring.fitter import Fitter
+
+KIND_NAME = "irt"
+"""This kind's name: its messages' word and its key of a request's `KindOptions`."""
 
 
 class IrtRouter(Router):
@@ -90,7 +94,7 @@ def fitters(request: FitRequest) -> list[Fitter]:
     """With `--irt`: the IRT router on the results of the bundled candidates table that holds the pool's runs
     (`bundled_results_for`), which must cover every routed task; its task regressor reads
     `--task-features` beside the text when given."""
-    if not request.irt:
+    if not kind_option(request.options, KIND_NAME, bool, False):
         return []
     _, matrix = bundled_results_for(request.table.pool)
     check_covered(matrix, request.table.pool, request.tasks)
@@ -108,7 +112,7 @@ def partition(request: PartitionRequest) -> list[PoolRoutes]:
         request.train_ids,
         request.test_ids,
         request.pools,
-        config=request.irt,
+        config=kind_option(request.options, KIND_NAME, IrtConfig, IrtConfig()),
         seed=request.seed,
         label=request.label,
     )
@@ -156,7 +160,7 @@ def refit(request: RefitRequest) -> Refitted:
 
 
 KIND = RouterKind(
-    name="irt",
+    name=KIND_NAME,
     checkpoint=IrtCheckpoint,
     load=load,
     judge=judge,

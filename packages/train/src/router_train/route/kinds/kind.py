@@ -4,10 +4,10 @@ checks every fixed-pool kind shares."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TypeVar
 
 import numpy as np
 
@@ -16,11 +16,6 @@ from router_oracle.file_hash import sha256_file
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.pool_file import load_pool
 from router_oracle.table import OracleTable, TaskRecord
-from router_train.anypool.config import AnyPoolTrainConfig
-from router_train.anypool.irt_inputs import AnyPoolIrtState
-from router_train.anypool.trainer import AnyPoolTrainResult, ScoreCache
-from router_train.irt.router import IrtConfig
-from router_train.local.config import LocalTrainConfig
 from router_train.route.operating_point import Calibrator
 from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec, RouteError
@@ -55,6 +50,24 @@ class Judged:
     """Every task it learned from: evaluate never scores it on one of them (unless told to)."""
 
 
+KindOptions = Mapping[str, object]
+"""A request's per-kind options, keyed by kind name (`RouterKind.name`): each kind reads its own entry, of
+its own type (`kind_option`), and no other; a kind without an entry is not asked for. `evaluate`'s:
+`baseline` True (the learned baselines), `local` the local GRPO routers as (row name, `LocalTrainConfig`)
+pairs, `irt` True. `evaluate-anypool`'s references: `local` its `LocalTrainConfig`; its partition rows:
+`irt` its `IrtConfig`."""
+
+T = TypeVar("T")
+
+
+def kind_option(options: KindOptions, kind: str, expected: type[T], default: T) -> T:
+    """The kind's entry of `options` (`default` when absent), checked to be of the type the kind reads."""
+    value = options.get(kind, default)
+    if not isinstance(value, expected):
+        raise TypeError(f"the {kind} kind's options are a {expected.__name__}, not {type(value).__name__}")
+    return value
+
+
 @dataclass(frozen=True)
 class FitRequest:
     """What `router-train evaluate` asks every kind to fit in each partition (`route.kinds.fitters_for`)."""
@@ -63,13 +76,10 @@ class FitRequest:
     """The evaluated table: its pool is the fitted routers' pool."""
     tasks: Sequence[TaskRecord]
     """Every task the fits will route (a kind that reads other data checks that it covers them)."""
-    baselines: bool
-    """The learned baselines are wanted (off with `--no-baselines`)."""
-    local: Sequence[tuple[str, LocalTrainConfig]]
-    """The local GRPO routers to train, as (row name, configuration): `local-grpo` with the defaults
-    unless `--no-baselines`, then each `--local NAME=OPTIONS`."""
-    irt: bool
-    """The IRT router is wanted (`--irt`: slower, off by default)."""
+    options: KindOptions
+    """Per kind, what to fit (`KindOptions`): `baseline` True unless `--no-baselines`; `local` the local
+    GRPO routers, (row name, configuration) pairs: `local-grpo` with the defaults unless
+    `--no-baselines`, then each `--local NAME=OPTIONS`; `irt` True with `--irt`."""
     task_features: str | None = None
     """`--task-features`: a file or bundled name (`router_train.task_features`) every learned router
     that can read task features takes as inputs beside the text (the logistic regressions, each local
@@ -88,8 +98,9 @@ class ReferenceRequest:
 
     pool: Sequence[str]
     """The evaluation pool's model ids: the fitted routers' pool."""
-    local: LocalTrainConfig
-    """The local GRPO reference's configuration (`local-grpo`: the defaults; few steps with `--quick`)."""
+    options: KindOptions
+    """Per kind, its references' settings (`KindOptions`): `local` the local GRPO reference's
+    `LocalTrainConfig` (`local-grpo`: the defaults; few steps with `--quick`)."""
 
 
 @dataclass(frozen=True)
@@ -106,8 +117,9 @@ class PartitionRequest:
     """The partition's test task ids, in partition order: the tasks routed."""
     pools: Sequence[Sequence[str]]
     """Every distinct evaluation pool's model ids, in the report's order."""
-    irt: IrtConfig
-    """The IRT settings' grids (`--irt`), searched by inner cross-validation on the train tasks."""
+    options: KindOptions
+    """Per kind, its fit's settings (`KindOptions`): `irt` the `IrtConfig` whose grids (`--irt`) are
+    searched by inner cross-validation on the train tasks."""
     seed: int
     """Seed of the fit."""
     label: str
@@ -129,35 +141,6 @@ class PartitionFit:
     """The report's row name."""
     fit: Callable[[PartitionRequest], list[PoolRoutes]]
     """The partition's fit, one `PoolRoutes` per `PartitionRequest.pools` entry, in order."""
-
-
-class AnyPoolTrainer(Protocol):
-    """Trains one router of any pool on `train_task_ids` with pools drawn from `model_ids`
-    (`anypool.train_any_pool`); `score_cache` and `irt` are work shared between the trainings of one
-    evaluation (route scores of a bank of pools; the IRT inputs' fit of a partition)."""
-
-    def __call__(
-        self,
-        index: CandidateIndex,
-        train_task_ids: Sequence[str],
-        model_ids: Sequence[str],
-        cfg: AnyPoolTrainConfig | None = None,
-        *,
-        score_cache: ScoreCache | None = None,
-        irt: AnyPoolIrtState | None = None,
-    ) -> AnyPoolTrainResult: ...
-
-
-@dataclass(frozen=True)
-class AnyPoolTraining:
-    """How `router-train evaluate-anypool` trains a kind that routes any pool (`local-anypool`) per held-out
-    group and task partition (`route.kinds.anypool_training`)."""
-
-    train: AnyPoolTrainer
-    """The trainer."""
-    irt_inputs: Callable[[CandidateIndex, Sequence[str]], AnyPoolIrtState]
-    """With IRT inputs (`FeatureConfig.irt`): their fit on a partition's train task ids (every run's rows),
-    shared by the partition's trainings of every group."""
 
 
 @dataclass(frozen=True)
@@ -230,9 +213,10 @@ class Fit:
     partition: PartitionFit | None = None
     """`router-train evaluate-anypool`'s row of this kind shared by every pool of a task partition
     (`--irt`); None: none."""
-    anypool: AnyPoolTraining | None = None
-    """How `router-train evaluate-anypool` trains it, for a kind that routes any pool; None: not such a
-    kind."""
+    anypool: object | None = None
+    """How `router-train evaluate-anypool` trains it, for a kind that routes any pool (a
+    `route.kinds.anypool.AnyPoolTraining`, typed there so this module imports no kind; read through
+    `route.kinds.anypool_training`); None: not such a kind."""
 
 
 @dataclass(frozen=True)

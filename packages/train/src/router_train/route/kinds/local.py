@@ -20,6 +20,7 @@ from router_train.route.kinds.kind import (
     ReferenceRequest,
     RouterKind,
     check_fixed,
+    kind_option,
     refuse_candidates,
     routing_task_features,
 )
@@ -29,6 +30,9 @@ from router_train.route.spec import CheckpointSpec
 from router_train.route.task import RouteTask
 from router_train.scoring.dial import DialCalibration, calibrate_policy
 from router_train.scoring.fitter import Fitter
+
+KIND_NAME = "local"
+"""This kind's name: its messages' word and its key of a request's `KindOptions`."""
 
 
 class LocalRouter(Router):
@@ -80,7 +84,7 @@ def fitters(request: FitRequest) -> list[Fitter]:
     `--task-features` each configuration without its own reads them too."""
     return [
         LocalFitter(name, with_task_features(config, request.task_features), request.table.pool.ids)
-        for name, config in request.local
+        for name, config in kind_option(request.options, KIND_NAME, list, [])
     ]
 
 
@@ -94,11 +98,12 @@ def with_task_features(config: LocalTrainConfig, task_features: str | None) -> L
 
 def references(request: ReferenceRequest) -> list[Fitter]:
     """evaluate-anypool's fixed-pool GRPO router (`local-grpo`), its partitions trained in lockstep."""
-    return [LocalFitter(LOCAL_ROUTER_NAME, request.local, list(request.pool))]
+    config = kind_option(request.options, KIND_NAME, LocalTrainConfig, LocalTrainConfig())
+    return [LocalFitter(LOCAL_ROUTER_NAME, config, list(request.pool))]
 
 
 KIND = RouterKind(
-    name="local",
+    name=KIND_NAME,
     checkpoint=LocalCheckpoint,
     load=load,
     judge=judge,
