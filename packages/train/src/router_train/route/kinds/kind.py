@@ -19,6 +19,7 @@ from router_train.anypool.irt_inputs import AnyPoolIrtState
 from router_train.anypool.trainer import AnyPoolTrainResult, ScoreCache
 from router_train.irt.router import IrtConfig
 from router_train.local.config import LocalTrainConfig
+from router_train.route.deploy import Scorer
 from router_train.route.operating_point import Calibrator
 from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec, RouteError
@@ -32,8 +33,9 @@ from router_train.task_features import FeatureScaling, load_task_features
 class Loaded:
     """A checkpoint loaded for routing (`route`, `serve`)."""
 
-    router: Router
-    """The router, over the pool it routes (`spec.pool` for an any-pool kind)."""
+    scorer: Scorer
+    """The router's scorer, over the pool it routes (`spec.pool` for an any-pool kind); `load_router`
+    builds the router from it at its operating point."""
     calibrate: Calibrator | None
     """Reads or computes its cost dial's calibration on its training tasks (`--budget` / `--dial`);
     None: the router has no dial (e.g. `cheapest-on-train`)."""
@@ -47,7 +49,7 @@ class Judged:
     """A checkpoint loaded for `router-train evaluate --checkpoint`: bound to the evaluated table's pool."""
 
     router: Router
-    """The router (`route_many` routes the table's tasks)."""
+    """The router at its checkpoint's stored default point (`route_many` routes the table's tasks)."""
     train_task_ids: list[str]
     """Every task it learned from: evaluate never scores it on one of them (unless told to)."""
 
