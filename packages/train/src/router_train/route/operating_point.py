@@ -15,6 +15,7 @@ below the cheapest point the router routes at the cheapest point and `budget_not
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from router_frontier_rl.bundled import bundled_table_path
@@ -29,7 +30,7 @@ from router_train.scoring.dial import (
     operating_point,
     point_for_dial,
 )
-from router_train.scoring.safe_point import SafePoint
+from router_train.scoring.safe_point import MARGIN, SafePoint, dial_estimate, honoured
 
 BUNDLED_TABLE_LABEL = "router_frontier_rl/data/oracle_table.json"
 """How a checkpoint records the env's bundled table (`local.trainer.BUNDLED_TABLE_NAME`)."""
@@ -129,13 +130,35 @@ def safe_point(scorer: Scorer, point: SafePoint, calibrate: Calibrator | None) -
 def point_for(
     scorer: Scorer, spec: CheckpointSpec, calibrate: Calibrator | None, safe: SafePoint | None
 ) -> OperatingPoint:
-    """The operating point a checkpoint routes at for `spec`: the budget or dial asked for, else its
-    stored safe default point (unless `--no-safe-point`), else native."""
+    """The operating point a checkpoint routes at for `spec`: the budget or dial asked for where the fit's
+    inner estimate there beats the mix by the margin (`checked`), else its stored safe default point
+    (unless `--no-safe-point`), else native."""
     if spec.budget is not None or spec.dial is not None:
-        return requested_point(scorer, spec, calibrate)
+        asked = requested_point(scorer, spec, calibrate)
+        return asked if safe is None or spec.no_safe_point else checked(scorer, spec, asked, safe, calibrate)
     if safe is not None and not spec.no_safe_point:
         return safe_point(scorer, safe, calibrate)
     return NATIVE
+
+
+def checked(
+    scorer: Scorer, spec: CheckpointSpec, asked: OperatingPoint, safe: SafePoint, calibrate: Calibrator | None
+) -> OperatingPoint:
+    """`asked` where the fit's inner estimate at its dial beats the mix by more than the margin
+    (`scoring.safe_point.dial_estimate`); else the safe default point, saying so in every decision's
+    reason and in one line at load. A checkpoint without dial estimates (older) routes where asked."""
+    assert asked.dial is not None
+    estimate = dial_estimate(safe, asked.dial)
+    if estimate is None or honoured(estimate):
+        return asked
+    flag = f"--budget {spec.budget:g}" if spec.budget is not None else f"--dial {spec.dial:g}"
+    fallback = safe_point(scorer, safe, calibrate)
+    reason = (
+        f"{flag} refused: the fit's inner estimate there ({estimate.name}) is {100 * estimate.gap:+.2f} "
+        f"points vs the mix, not above +{100 * MARGIN:g}: routing at the safe default point "
+        f"({safe.describe()}; --no-safe-point routes where asked)"
+    )
+    return replace(fallback, reason=reason, note=reason)
 
 
 def stored_point(
