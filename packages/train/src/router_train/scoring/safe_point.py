@@ -187,6 +187,14 @@ def choose(
     return SafePoint(choice="cheapest", model=model, inner_folds=INNER_FOLDS, candidates=stored)
 
 
+def keeps_native(candidates: Sequence[SafeCandidate], margin: float = MARGIN) -> bool:
+    """The default rule: the native route when its estimate is the best of `DEFAULT_CANDIDATES` (ties to
+    it) and above `margin`; else the cheapest model."""
+    defaults = [c for c in candidates if c.name in DEFAULT_CANDIDATES]
+    best = max(defaults, key=lambda c: (c.gap, c.name == "router"))
+    return best.name == "router" and best.gap > margin
+
+
 def with_dials(
     candidates: Sequence[SafeCandidate], scores: RouterScores, train: Sequence[TaskRecord]
 ) -> list[SafeCandidate]:
@@ -221,9 +229,9 @@ def share_estimate(point: SafePoint, share: float) -> SafeCandidate | None:
     return next((c for c in point.candidates if c.name == f"dial:{share:g}"), None)
 
 
-def honoured(estimate: SafeCandidate) -> bool:
-    """A dial point is routed at only when its inner estimate beats the mix by more than `MARGIN`."""
-    return estimate.gap > MARGIN
+def honoured(estimate: SafeCandidate, margin: float = MARGIN) -> bool:
+    """A dial point is routed at only when its inner estimate beats the mix by more than `margin`."""
+    return estimate.gap > margin
 
 
 def apply_point(
