@@ -23,7 +23,7 @@ from router_train.offpolicy.replay import static_picks
 from router_train.route import CheckpointSpec, RouteTask, load_router
 from router_train.route.kinds import kind_of
 from router_train.scoring.default_point import SafeCandidate, SafePoint
-from router_train.scoring.safe_point import MARGIN, dial_estimate, honoured
+from router_train.scoring.safe_point import DIAL_MARGIN, dial_estimate, honoured
 from router_train.scoring.vs_mix import gap_at_cost, overspend
 
 
@@ -84,8 +84,12 @@ def test_a_dial_below_the_margin_is_refused_and_says_so(
     assert any(c.get("dial") is not None for c in doc["safe_point"]["candidates"])  # stored at fit time
     ids = ["astropy__astropy-12907", "django__django-11099", "sympy__sympy-20590"]
     argv = [a for i in ids for a in ("--instance", i)]
-    below = _with_safe_point(logreg_checkpoint, tmp_path / "below.json", candidates=_candidates(MARGIN / 2))
-    above = _with_safe_point(logreg_checkpoint, tmp_path / "above.json", candidates=_candidates(MARGIN * 2))
+    below = _with_safe_point(
+        logreg_checkpoint, tmp_path / "below.json", candidates=_candidates(DIAL_MARGIN / 2)
+    )
+    above = _with_safe_point(
+        logreg_checkpoint, tmp_path / "above.json", candidates=_candidates(DIAL_MARGIN * 2)
+    )
     older = _with_safe_point(logreg_checkpoint, tmp_path / "older.json", candidates=[])
 
     def routes(path: Path, *flags: str) -> tuple[list[dict[str, object]], str]:
@@ -123,7 +127,7 @@ def test_dial_estimate_takes_the_worse_neighbour() -> None:
     assert name_at(1.0) == "dial:1"
     assert name_at(2.0) == "dial:0"  # between the two: the worse one
     assert name_at(-9.0) == "dial:1" and name_at(9.0) == "dial:0"
-    assert honoured(cand("x", MARGIN + 1e-4, 0.0)) and not honoured(cand("x", MARGIN, 0.0))
+    assert honoured(cand("x", DIAL_MARGIN + 1e-4, 0.0)) and not honoured(cand("x", DIAL_MARGIN, 0.0))
     assert dial_estimate(SafePoint(choice="router", inner_folds=5), 1.0) is None
 
 

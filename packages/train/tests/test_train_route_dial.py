@@ -86,7 +86,14 @@ def test_budget_lands_on_its_own_training_tasks(
     costs = [p["cost_per_task"] for p in cal["points"]]
     budget = min(costs) + share * (max(costs) - min(costs))
     out, err = _route(
-        capsys, "--checkpoint", str(ckpt), "--budget", f"{budget:.6f}", "--tasks", str(train_file)
+        capsys,
+        "--checkpoint",
+        str(ckpt),
+        "--budget",
+        f"{budget:.6f}",
+        "--no-safe-point",
+        "--tasks",
+        str(train_file),
     )
     m = OPERATING.search(err)
     assert m is not None, err
@@ -109,7 +116,14 @@ def test_dial_moves_cost_monotonically_through_the_cli(
         spent, expected = [], []
         for d in dials:
             out, err = _route(
-                capsys, "--checkpoint", str(ckpt), "--dial", repr(float(d)), "--tasks", str(train_file)
+                capsys,
+                "--checkpoint",
+                str(ckpt),
+                "--dial",
+                repr(float(d)),
+                "--no-safe-point",
+                "--tasks",
+                str(train_file),
             )
             spent.append(float(np.mean([price[x["model"]] for x in out])))
             m = OPERATING.search(err)
@@ -123,7 +137,7 @@ def test_dial_moves_cost_monotonically_through_the_cli(
 
 
 def test_dial_is_evaluates_rule_and_explain_shows_dialled_scores(grpo_checkpoint, train_records, capsys):
-    router = load_router(CheckpointSpec(checkpoint=grpo_checkpoint, dial=0.7))
+    router = load_router(CheckpointSpec(checkpoint=grpo_checkpoint, dial=0.7, no_safe_point=True))
     assert (
         router.point.dial == 0.7 and router.point.calibration is not None and router.point.bought is not None
     )
@@ -144,7 +158,9 @@ def test_dial_is_evaluates_rule_and_explain_shows_dialled_scores(grpo_checkpoint
     # Dial 0 is the router as trained.
     native = CheckpointSpec(checkpoint=grpo_checkpoint, no_safe_point=True)
     plain = load_router(native).route_many(tasks, explain=False)
-    zero = load_router(CheckpointSpec(checkpoint=grpo_checkpoint, dial=0.0)).route_many(tasks, explain=False)
+    zero = load_router(CheckpointSpec(checkpoint=grpo_checkpoint, dial=0.0, no_safe_point=True)).route_many(
+        tasks, explain=False
+    )
     assert [d.model for d in plain] == [d.model for d in zero]
     assert "dial" not in plain[0].json_line() and '"dial":0.0' in zero[0].json_line()
 
@@ -156,7 +172,7 @@ def test_older_checkpoint_is_calibrated_from_its_table(grpo_checkpoint, logreg_c
         doc["version"] = old_version
         old = tmp_path / f"old-{old_version}.json"
         old.write_text(json.dumps(doc))
-        router = load_router(CheckpointSpec(checkpoint=old, budget=0.3))
+        router = load_router(CheckpointSpec(checkpoint=old, budget=0.3, no_safe_point=True))
         assert router.point.calibration is not None and router.point.calibration.model_dump() == stored
         # Its table is not at hand (a path that is gone): one line saying what to do.
         doc["table"] = str(tmp_path / "gone.json")
@@ -258,7 +274,14 @@ def test_budget_below_the_cheapest_point_routes_there_with_a_note(grpo_checkpoin
     cal = json.loads(grpo_checkpoint.read_text())["calibration"]
     price = dict(zip(cal["model_ids"], cal["model_costs"], strict=True))
     out, err = _route(
-        capsys, "--checkpoint", str(grpo_checkpoint), "--budget", "0.001", "--tasks", str(train_file)
+        capsys,
+        "--checkpoint",
+        str(grpo_checkpoint),
+        "--budget",
+        "0.001",
+        "--no-safe-point",
+        "--tasks",
+        str(train_file),
     )
     assert "note: budget $0.001/task is below the router's cheapest point" in err
     m = OPERATING.search(err)

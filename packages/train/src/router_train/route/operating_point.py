@@ -30,7 +30,7 @@ from router_train.scoring.dial import (
     operating_point,
     point_for_dial,
 )
-from router_train.scoring.safe_point import MARGIN, SafePoint, dial_estimate, honoured
+from router_train.scoring.safe_point import DIAL_MARGIN, SafePoint, dial_estimate, honoured
 
 BUNDLED_TABLE_LABEL = "router_frontier_rl/data/oracle_table.json"
 """How a checkpoint records the env's bundled table (`local.trainer.BUNDLED_TABLE_NAME`)."""
@@ -155,7 +155,7 @@ def checked(
     fallback = safe_point(scorer, safe, calibrate)
     reason = (
         f"{flag} refused: the fit's inner estimate there ({estimate.name}) is {100 * estimate.gap:+.2f} "
-        f"points vs the mix, not above +{100 * MARGIN:g}: routing at the safe default point "
+        f"points vs the mix, not above +{100 * DIAL_MARGIN:g}: routing at the safe default point "
         f"({safe.describe()}; --no-safe-point routes where asked)"
     )
     return replace(fallback, reason=reason, note=reason)

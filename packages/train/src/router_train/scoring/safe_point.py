@@ -8,15 +8,16 @@ costs nothing to fall back to. The rule (issue 39, item 7), applied per fit on t
    outer folds' rule, `split.stratified_folds`); the router is fitted on the other inner folds exactly
    as it is fitted for real, and routes each inner fold at every candidate point:
    - `router`: its native route (what it routes with no dial);
-   - `dial:S` for each S in `DIAL_SHARES` (none by default, below): its cost dial aimed at S of the way
+   - `dial:S` for each S in `DIAL_SHARES` (the curves' 11 shares): its cost dial aimed at S of the way
      from the cheapest to the strongest single model's mean cost on the inner fit's train tasks
      (`scoring.dial`, the curves' rule);
    - `cheapest`: every task to the cheapest model on the inner fit's train tasks.
 2. Each candidate's out-of-fold routes of every train task are judged as `evaluate` judges a router:
    resolved rate minus the best random mix of single models at the same mean cost, on the train tasks.
-3. The default point is the candidate with the largest estimated gap, provided it is above `MARGIN`
-   (half a point); otherwise `cheapest`. Ties go to the earlier candidate (router, then any dial points
-   by falling cost).
+3. The default point is the native route if its estimated gap is the larger of the two (router, cheapest;
+   ties to the router) and above `MARGIN` (half a point); otherwise `cheapest`. The dial points never
+   become the default (`DIAL_SHARES` says why); a budget or dial is honoured only where its estimate is
+   above `DIAL_MARGIN` (`dial_estimate`, `honoured`; `route.operating_point.checked`).
 
 Why the point estimate and not a lower bound: on 400 train tasks the bound of a +1.5-point gain is about
 +-1.2 points wide, so a bound rule falls back on the pools where routing pays (issue 32 tried one on the
@@ -24,9 +25,9 @@ IRT router: `default` fell from +0.4 to +0.0). The fallback's own gap is 0, so t
 back wherever routing does not pay on the train tasks, and keeps a router whose estimated gain is above
 half a point (`MARGIN`).
 
-What the rule changes is the default only: the cost dial (`--budget`, `--dial`, evaluate's curves) reads
-the same scores as before. `SafePoint` is stored in every checkpoint `fit`, `local` and `fit irt` write,
-and `route`/`serve` route with it unless given a budget, a dial or `--no-safe-point`.
+The cost dial's curves read the same scores as before; evaluate marks the points fits would refuse.
+`SafePoint` is stored in every checkpoint `fit`, `local` and `fit irt` write,
+and `route`/`serve` route with it unless given a budget or dial it honours, or `--no-safe-point`.
 """
 
 from __future__ import annotations
@@ -79,6 +80,13 @@ fits (Claude pool under OpenHands: the balanced classifier -0.3 [-0.6, -0.1], 4 
 points one measured row is still wholly below the mix (local-grpo on a drawn pool, -0.26 [-0.64, -0.07]),
 and the default pool keeps its best router (+2.0 [+0.0, +4.0], native +2.2), at the cost of the weaker
 routers' smaller gains (docs/evaluate.md, "Do no harm")."""
+
+DIAL_MARGIN = 0.015
+"""A dial point (`--budget`, `--dial`) is honoured only when its inner estimate is above this: 1.5 points,
+chosen by measurement (`benchmarks/bench_margin.py`, docs/evaluate.md "The margin, chosen by
+measurement"): on the Claude pool under OpenHands, where nothing routes, dial points a user could select
+stayed wholly below the mix at 0.5 (kNN 3 of 11, each classifier 1 of 11) and at 1 point, none at 1.5;
+on the pools where routing pays no dial point was below at any margin."""
 
 MIN_TASKS_PER_FOLD = 10
 """Fewer train tasks per inner fold leave nothing to judge on: the router keeps its native point."""
@@ -178,10 +186,7 @@ def choose(
     if not candidates:
         return SafePoint(choice="router", inner_folds=0)
     stored = with_dials(candidates, scores, train)
-    best = max(
-        (c for c in candidates if c.name in DEFAULT_CANDIDATES), key=lambda c: (c.gap, c.name == "router")
-    )
-    if best.name == "router" and best.gap > MARGIN:
+    if keeps_native(candidates):
         return SafePoint(choice="router", inner_folds=INNER_FOLDS, candidates=stored)
     model = scores.model_ids[cheapest_index(train, scores.model_ids)]
     return SafePoint(choice="cheapest", model=model, inner_folds=INNER_FOLDS, candidates=stored)
@@ -229,7 +234,7 @@ def share_estimate(point: SafePoint, share: float) -> SafeCandidate | None:
     return next((c for c in point.candidates if c.name == f"dial:{share:g}"), None)
 
 
-def honoured(estimate: SafeCandidate, margin: float = MARGIN) -> bool:
+def honoured(estimate: SafeCandidate, margin: float = DIAL_MARGIN) -> bool:
     """A dial point is routed at only when its inner estimate beats the mix by more than `margin`."""
     return estimate.gap > margin
 
