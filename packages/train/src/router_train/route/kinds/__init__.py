@@ -1,7 +1,8 @@
 """The registry of router kinds: every saved router `route`, `serve` and `evaluate --checkpoint` read is
 one of `KINDS`, found by its file's `kind` field (`kind_of`).
 
-Adding a kind: one module here defining its `Router` subclass and a `KIND = RouterKind(...)`
+Adding a kind: one module here defining its scorer (a `route.deploy.Scorer` subclass) and a
+`KIND = RouterKind(...)`
 (checkpoint model, `load`, `judge`, and `Fit`: the command that fits it, evaluate's fitters of it and
 evaluate-anypool's references, partition-shared row or any-pool training of it),
 then its line in `KINDS` and its model in `Checkpoint`. `test_train_router_kinds.py` runs every
