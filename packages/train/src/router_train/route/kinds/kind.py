@@ -192,7 +192,8 @@ class RouterKind:
     """One kind of saved router: its file format and how to load it for each command.
 
     A new kind is one module defining its scorer (a `route.deploy.Scorer` subclass), its checkpoint model
-    (a `FrozenModel` with a `kind: Literal["router-train-..."]` field) and one `RouterKind`, plus its line in `route.kinds`."""
+    (a `FrozenModel` with a `kind: Literal["router-train-..."]` field) and one `RouterKind`, plus its line
+    in `route.kinds`."""
 
     name: str
     """Short name (`local`, `local-anypool`, `baseline`): messages and router names say it."""
