@@ -185,7 +185,10 @@ def test_curves_in_report_json_and_the_plot(tmp_path: Path) -> None:
         curve = rows[name]["curve"]
         assert len(curve) >= 9
         assert set(curve[0]) >= {"dial", "target_cost", "cost_per_task", "resolved", "gap_vs_mix"}
-        assert set(rows[name]["curve_metrics"]) == {"apgr", "cpt50", "cpt80", "area_vs_mix"}
+        assert set(rows[name]["curve_metrics"]) == {"apgr", "cpt50", "cpt80", "area_vs_mix", "overspend"}
+        # Each point: what a fit's inner estimate says of a budget there, and the overspend.
+        assert {p["fits"] for p in curve} == {8} and all(0 <= p["refused_fits"] <= 8 for p in curve)
+        assert all(p["overspend"] is None or p["overspend"] >= 0 for p in curve)
         assert set(rows[name]["curve_metrics"]["apgr"]) == {"mean", "low", "high"}
         targets = [p["target_cost"] for p in curve]
         assert targets == sorted(targets)
@@ -201,6 +204,7 @@ def test_curves_in_report_json_and_the_plot(tmp_path: Path) -> None:
     ]
     md = (tmp_path / "report.md").read_text()
     assert "Cost dial curves" in md and "APGR" in md and "curves.png" in md
+    assert "dial points refused" in md and "extra $/task" in md
     # The same inputs give the same bytes (the fits in forked workers here).
     again = cv_report(2)
     assert json.dumps(again.model_dump(mode="json")) == json.dumps(report.model_dump(mode="json"))

@@ -65,9 +65,9 @@ def test_dial_is_lambda_on_predicted_probability_minus_predicted_cost(checkpoint
     fitted = FittedIrtRouter.from_fit(ckpt.fit)
     p = pool_probabilities(fitted.run_probabilities(tasks), ckpt.fit.run_ids, table.pool)
     costs = fitted.pool_costs(table.pool)
-    router = load_router(CheckpointSpec(checkpoint=checkpoint, dial=0.5))
-    assert router.dial_costs is not None
-    by_id = dict(zip(router.pool, router.dial_costs.tolist(), strict=True))
+    router = load_router(CheckpointSpec(checkpoint=checkpoint, dial=0.5, no_safe_point=True))
+    assert router.point.costs is not None
+    by_id = dict(zip(router.pool, list(router.point.costs), strict=True))
     assert [by_id[m] for m in table.pool.ids] == pytest.approx(costs.tolist(), abs=1e-6)  # stored rounded
     capped = near_tie_scores(p, ckpt.fit.tolerance)
     col = {m: j for j, m in enumerate(table.pool.ids)}

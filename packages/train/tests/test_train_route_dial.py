@@ -74,7 +74,14 @@ def test_budget_lands_on_its_own_training_tasks(
     costs = [p["cost_per_task"] for p in cal["points"]]
     budget = min(costs) + share * (max(costs) - min(costs))
     out, err = _route(
-        capsys, "--checkpoint", str(ckpt), "--budget", f"{budget:.6f}", "--tasks", str(train_file)
+        capsys,
+        "--checkpoint",
+        str(ckpt),
+        "--budget",
+        f"{budget:.6f}",
+        "--no-safe-point",
+        "--tasks",
+        str(train_file),
     )
     m = OPERATING.search(err)
     assert m is not None, err
@@ -97,7 +104,14 @@ def test_dial_moves_cost_monotonically_through_the_cli(
         spent, expected = [], []
         for d in dials:
             out, err = _route(
-                capsys, "--checkpoint", str(ckpt), "--dial", repr(float(d)), "--tasks", str(train_file)
+                capsys,
+                "--checkpoint",
+                str(ckpt),
+                "--dial",
+                repr(float(d)),
+                "--no-safe-point",
+                "--tasks",
+                str(train_file),
             )
             spent.append(float(np.mean([price[x["model"]] for x in out])))
             m = OPERATING.search(err)
@@ -111,26 +125,30 @@ def test_dial_moves_cost_monotonically_through_the_cli(
 
 
 def test_dial_is_evaluates_rule_and_explain_shows_dialled_scores(grpo_checkpoint, train_records, capsys):
-    router = load_router(CheckpointSpec(checkpoint=grpo_checkpoint, dial=0.7))
-    assert router.dial == 0.7 and router.calibration is not None and router.operating is not None
+    router = load_router(CheckpointSpec(checkpoint=grpo_checkpoint, dial=0.7, no_safe_point=True))
+    assert (
+        router.point.dial == 0.7 and router.point.calibration is not None and router.point.bought is not None
+    )
     bundled = bundled_tasks()
     tasks = [bundled[t.instance_id] for t in train_records[:40]]
     from router_train.local import load_policy
 
     logits = load_policy(grpo_checkpoint).logits([t.record() for t in tasks])
-    picks = apply_dial(logits, np.asarray(router.calibration.model_costs), 0.7)
+    picks = apply_dial(logits, np.asarray(router.point.calibration.model_costs), 0.7)
     decisions = router.route_many(tasks)
     assert [d.model for d in decisions] == [router.pool[i] for i in picks]
     for d, row in zip(decisions, logits, strict=True):
         scores = d.scores
         assert d.dial == 0.7 and scores is not None
-        want = row - 0.7 * np.asarray(router.calibration.model_costs)
+        want = row - 0.7 * np.asarray(router.point.calibration.model_costs)
         assert list(scores.values()) == pytest.approx(list(want))
         assert max(scores, key=lambda m: scores[m]) == d.model
     # Dial 0 is the router as trained.
     native = CheckpointSpec(checkpoint=grpo_checkpoint, no_safe_point=True)
     plain = load_router(native).route_many(tasks, explain=False)
-    zero = load_router(CheckpointSpec(checkpoint=grpo_checkpoint, dial=0.0)).route_many(tasks, explain=False)
+    zero = load_router(CheckpointSpec(checkpoint=grpo_checkpoint, dial=0.0, no_safe_point=True)).route_many(
+        tasks, explain=False
+    )
     assert [d.model for d in plain] == [d.model for d in zero]
     assert "dial" not in plain[0].json_line() and '"dial":0.0' in zero[0].json_line()
 
@@ -142,8 +160,8 @@ def test_older_checkpoint_is_calibrated_from_its_table(grpo_checkpoint, logreg_c
         doc["version"] = old_version
         old = tmp_path / f"old-{old_version}.json"
         old.write_text(json.dumps(doc))
-        router = load_router(CheckpointSpec(checkpoint=old, budget=0.3))
-        assert router.calibration is not None and router.calibration.model_dump() == stored
+        router = load_router(CheckpointSpec(checkpoint=old, budget=0.3, no_safe_point=True))
+        assert router.point.calibration is not None and router.point.calibration.model_dump() == stored
         # Its table is not at hand (a path that is gone): one line saying what to do.
         doc["table"] = str(tmp_path / "gone.json")
         old.write_text(json.dumps(doc))
@@ -165,12 +183,12 @@ def test_anypool_budget_is_calibrated_for_the_given_pool(anypool_checkpoint, tmp
     rows = "".join(f'[[models]]\nid = "{m}"\nname = "{m}"\nruns = ["run-{m}"]\n' for m in ids)
     pool.write_text(f'name = "mine"\n{rows}')
     router = load_router(CheckpointSpec(checkpoint=out / "checkpoint.json", pool=pool, budget=0.2))
-    cal = router.calibration
+    cal = router.point.calibration
     assert cal is not None and sorted(cal.model_ids) == sorted(ids)
     ckpt = json.loads((out / "checkpoint.json").read_text())
     assert cal.n_tasks == len(ckpt["train_task_ids"])
-    assert router.operating is not None and router.operating.cost_per_task <= 0.2 + 1e-9
-    assert router.dial == router.operating.dial
+    assert router.point.bought is not None and router.point.bought.cost_per_task <= 0.2 + 1e-9
+    assert router.point.dial == router.point.bought.dial
 
 
 def test_bad_dial_input_is_one_line_exit_2(grpo_checkpoint, tmp_path, capsys):
@@ -244,7 +262,14 @@ def test_budget_below_the_cheapest_point_routes_there_with_a_note(grpo_checkpoin
     cal = json.loads(grpo_checkpoint.read_text())["calibration"]
     price = dict(zip(cal["model_ids"], cal["model_costs"], strict=True))
     out, err = _route(
-        capsys, "--checkpoint", str(grpo_checkpoint), "--budget", "0.001", "--tasks", str(train_file)
+        capsys,
+        "--checkpoint",
+        str(grpo_checkpoint),
+        "--budget",
+        "0.001",
+        "--no-safe-point",
+        "--tasks",
+        str(train_file),
     )
     assert "note: budget $0.001/task is below the router's cheapest point" in err
     m = OPERATING.search(err)

@@ -107,23 +107,27 @@ def test_every_kind_routes_as_the_argmax_of_its_scores(checkpoint: Path, eval_ta
 
 
 def test_every_kind_takes_a_budget_and_a_dial(checkpoint: Path, eval_tasks: list[RouteTask]) -> None:
-    at_zero = load_router(CheckpointSpec(checkpoint=checkpoint, pool=POOL, dial=0.0))
-    calibration = at_zero.calibration
+    at_zero = load_router(CheckpointSpec(checkpoint=checkpoint, pool=POOL, dial=0.0, no_safe_point=True))
+    calibration = at_zero.point.calibration
     assert calibration is not None and calibration.points
     # A budget at a point of its own table: it routes at a tabulated point within that budget.
     points = sorted(calibration.points, key=lambda p: p.cost_per_task)
     budget = points[len(points) // 2].cost_per_task
-    budgeted = load_router(CheckpointSpec(checkpoint=checkpoint, pool=POOL, budget=budget))
-    assert budgeted.operating in calibration.points and budgeted.operating.cost_per_task <= budget + 1e-9
-    assert budgeted.dial == budgeted.operating.dial
+    budgeted = load_router(
+        CheckpointSpec(checkpoint=checkpoint, pool=POOL, budget=budget, no_safe_point=True)
+    )
+    assert (
+        budgeted.point.bought in calibration.points and budgeted.point.bought.cost_per_task <= budget + 1e-9
+    )
+    assert budgeted.point.dial == budgeted.point.bought.dial
     # The dial's two ends price every model out but one, by mean train cost: the cheapest at the largest
     # dial, the priciest at the most negative one (-inf scores are floored, so these reach every task).
     costs = dict(zip(calibration.model_ids, calibration.model_costs, strict=True))
     by_cost = sorted(costs, key=lambda m: costs[m])
     for dial, model in ((1e6, by_cost[0]), (-1e6, by_cost[-1])):
-        routes = load_router(CheckpointSpec(checkpoint=checkpoint, pool=POOL, dial=dial)).route_many(
-            eval_tasks
-        )
+        routes = load_router(
+            CheckpointSpec(checkpoint=checkpoint, pool=POOL, dial=dial, no_safe_point=True)
+        ).route_many(eval_tasks)
         assert {d.model for d in routes} == {model} and all(d.dial == dial for d in routes)
     # Dial 0 is the router as trained: its dial scores are a monotone transform of its scores.
     plain = load_router(CheckpointSpec(checkpoint=checkpoint, pool=POOL, no_safe_point=True)).route_many(

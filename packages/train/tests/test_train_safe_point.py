@@ -23,7 +23,7 @@ from router_train.route.task import RouteTask
 from router_train.scoring.baseline_fitter import BaselineFitter
 from router_train.scoring.decisions import Decisions, from_labels
 from router_train.scoring.dial import RouterScores
-from router_train.scoring.safe_point import SafePoint, SafePointFitter, safe_points
+from router_train.scoring.safe_point import DIAL_SHARES, SafePoint, SafePointFitter, safe_points
 
 IDS = ["big", "mid", "small"]
 ORDER = {m: j for j, m in enumerate(IDS)}
@@ -74,8 +74,12 @@ def test_keeps_the_router_where_routing_pays() -> None:
     tasks = make_table(n=120).tasks
     point = _point(True, tasks)
     assert point.choice == "router"
-    assert [c.name for c in point.candidates] == ["router", "cheapest"]  # no dial point by default
-    best = max(point.candidates, key=lambda c: c.gap)
+    # Every curve dial point is estimated (and carries this fit's dial for it), never the default.
+    dials = [f"dial:{s:g}" for s in DIAL_SHARES]
+    assert [c.name for c in point.candidates] == ["router", *dials, "cheapest"]
+    assert all(c.dial is not None for c in point.candidates if c.name.startswith("dial:"))
+    defaults = [c for c in point.candidates if not c.name.startswith("dial:")]
+    best = max(defaults, key=lambda c: c.gap)
     assert best.name == "router" and best.gap > 0.05
 
 

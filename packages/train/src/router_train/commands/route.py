@@ -23,8 +23,9 @@ from router_oracle.atomic_file import output_file, write_text_atomic
 from router_train.cli_args import field_flag, given, path_arg
 from router_train.commands import summary
 from router_train.route import CheckpointSpec, EndpointSpec, RouteError, RouterSpec, load_router
-from router_train.route.operating_point import budget_note, operating_line
+from router_train.route.operating_point import point_lines
 from router_train.route.plan import mini_swe_agent_plan, read_model_map
+from router_train.route.router import ScoringRouter
 from router_train.route.spec import ROUTER_SPEC_FIELDS, parse_router_spec
 from router_train.route.task import RouteTask, bundled_instances, bundled_tasks, issue_task, read_task_file
 
@@ -132,16 +133,10 @@ def run(args: argparse.Namespace) -> int:
     if args.output is not None:
         output_file(args.output)  # an unusable -o fails now, before any request
     router = load_router(spec)
-    if router.calibration is not None:
-        if (
-            isinstance(spec, CheckpointSpec)
-            and spec.budget is not None
-            and (note := budget_note(router.calibration, spec.budget))
-        ):
-            print(f"router-train route: {note}", file=sys.stderr)
-        print(f"router-train route: {operating_line(router, router.calibration)}", file=sys.stderr)
-    elif router.default_point is not None:
-        print(f"router-train route: default point: {router.default_point}", file=sys.stderr)
+    if isinstance(router, ScoringRouter):
+        budget = spec.budget if isinstance(spec, CheckpointSpec) else None
+        for line in point_lines(router.point, budget):
+            print(f"router-train route: {line}", file=sys.stderr)
     if args.issue:
         print(f"router-train route: issue id {tasks[0].instance_id}", file=sys.stderr)
     # EndpointError (after its bounded retries): one line, exit 1, nothing written.

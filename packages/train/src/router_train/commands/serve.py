@@ -23,6 +23,8 @@ from router_train.cli_args import field_flag, options_of
 from router_train.commands import summary
 from router_train.dashboard.route import add_dashboard
 from router_train.route import load_router
+from router_train.route.operating_point import point_lines
+from router_train.route.router import ScoringRouter
 from router_train.serve import build_app, check_serves_pool, read_config
 
 SHUTDOWN_GRACE_S = 5
@@ -93,6 +95,9 @@ def run(args: argparse.Namespace) -> int:
     check_serves_pool(config, list(router.pool), options.config)
     sock = bind(options.host, options.port)
     app = add_dashboard(build_app(config, router))
+    if isinstance(router, ScoringRouter):  # a refused budget or dial: one line at load (and in each record)
+        for line in point_lines(router.point, getattr(config.router, "budget", None)):
+            print(f"router-train serve: {line}", file=sys.stderr)
     print(
         f"router-train serve: router {router.name} over {', '.join(router.pool)} on "
         f"http://{options.host}:{options.port}/v1 (model `router`; decisions in {config.decision_log})",

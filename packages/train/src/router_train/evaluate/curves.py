@@ -39,10 +39,12 @@ from router_train.evaluate.design import Partition
 from router_train.evaluate.dial import RouterScores, apply_dial, outcome_matrices
 from router_train.scoring.bootstrap import TaskResample, percentile_interval
 from router_train.scoring.metrics import single_model_points
-from router_train.scoring.vs_mix import area_vs_mix, gap_at_cost, grid_mean, mix_on_grid, points
+from router_train.scoring.safe_point import DIAL_SHARES, honoured, share_estimate
+from router_train.scoring.vs_mix import area_vs_mix, gap_at_cost, grid_mean, mix_on_grid, overspend, points
 
-TARGET_SHARES = tuple(i / 10 for i in range(11))
-"""Operating points: target cost = c_w + share x (c_s - c_w) on each fit's train tasks (11 points)."""
+TARGET_SHARES = DIAL_SHARES
+"""Operating points: target cost = c_w + share x (c_s - c_w) on each fit's train tasks (11 points; the
+dial points each fit's safe point estimates, `scoring.safe_point.DIAL_SHARES`)."""
 
 GRID = 401
 """Costs the curve metrics are evaluated at over [c_w, c_s] (CPT resolution: 1/400 of the range)."""
@@ -77,6 +79,15 @@ class CurvePoint(FrozenModel):
     than every single model)."""
     pgr: CurveStat
     """Performance gap recovered at this point: (resolved - r_w) / (r_s - r_w)."""
+    overspend: float | None = None
+    """Cost per task over the cheapest random mix resolving as much, USD (0: none; None: no mix resolves
+    that much; `vs_mix.overspend`): a loss the gap misses where the frontier is one point."""
+    refused_fits: int | None = None
+    """Fits whose inner estimate at this point does not beat the mix by the margin: a checkpoint fitted
+    as that fit was refuses a budget or dial here and routes at its safe default point
+    (`scoring.safe_point.dial_estimate`); None: no estimates (`--no-safe-point`, the references)."""
+    fits: int | None = None
+    """Fits with an estimate at this point (the denominator of `refused_fits`)."""
 
 
 class CurveMetrics(FrozenModel):
@@ -90,6 +101,9 @@ class CurveMetrics(FrozenModel):
     """Lowest cost reaching PGR 0.8, as a share of the strongest single model's cost."""
     area_vs_mix: CurveStat
     """Mean over [c_w, c_s] of the curve minus the mix frontier, in points (> 0: above the mix)."""
+    overspend: float | None = None
+    """Mean over the curve's points of `CurvePoint.overspend`, USD per task (None: no point has one);
+    defined where the cost range is one point and the other metrics are not."""
 
 
 class CurveReference(FrozenModel):
@@ -310,6 +324,7 @@ def _points(
                 resolved=round(r, 6) + 0.0,
                 gap_vs_mix=points(gap_at_cost(r, c, singles)),
                 pgr=pgr[j],
+                overspend=_usd(overspend(r, c, singles)),
             )
         )
     return out
@@ -356,6 +371,7 @@ def router_curves(
     n, n_points = len(tasks), len(shares)
 
     picks: dict[str, np.ndarray] = {}
+    refusals: dict[str, list[list[bool]]] = {}
     fit_dials: dict[str, list[np.ndarray]] = {}
     fit_targets: dict[str, list[np.ndarray]] = {}
     for p, fitted in zip(partitions, scores, strict=True):
@@ -373,6 +389,8 @@ def router_curves(
                 raise ValueError(f"{s.name}: scores are over {s.model_ids}, not the pool {pool}")
             dials, targets, price = fold_dials(s, p.train, outcomes, shares)
             fit_dials.setdefault(s.name, []).append(dials)
+            if (refused := refused_points(s, shares)) is not None:
+                refusals.setdefault(s.name, []).append(refused)
             fit_targets.setdefault(s.name, []).append(targets)
             arr = picks.setdefault(s.name, np.full((repeats, n_points, n), -1))
             arr[p.repeat][:, test_rows] = apply_dial(s.test, price, dials)
@@ -390,8 +408,38 @@ def router_curves(
         metrics, pgr = measure_curve(res, cst, all_resolved.T, all_cost.T, weak, strong, seed, shared=shared)
         dials = np.median(np.stack(fit_dials[name]), axis=0)
         targets = np.mean(np.stack(fit_targets[name]), axis=0)
-        curves[name] = RouterCurve(_points(shares, targets, dials, res, cst, singles, pgr), metrics)
+        pts = _points(shares, targets, dials, res, cst, singles, pgr)
+        metrics = metrics.model_copy(update={"overspend": mean_overspend(pts)})
+        if refusals.get(name):
+            counts = np.sum(refusals[name], axis=0)
+            n_fits = len(refusals[name])
+            pts = [
+                p.model_copy(update={"refused_fits": int(k), "fits": n_fits})
+                for p, k in zip(pts, counts, strict=True)
+            ]
+        curves[name] = RouterCurve(pts, metrics)
     return curves
+
+
+def _usd(x: float | None) -> float | None:
+    return None if x is None else round(x, 6) + 0.0
+
+
+def mean_overspend(curve: Sequence[CurvePoint]) -> float | None:
+    """The mean overspend of the points that have one (None: none has)."""
+    known = [p.overspend for p in curve if p.overspend is not None]
+    return _usd(float(np.mean(known))) if known else None
+
+
+def refused_points(scores: RouterScores, shares: Sequence[float]) -> list[bool] | None:
+    """Per share, whether this fit refuses a budget or dial there (its inner estimate does not beat the
+    mix by the margin); None when the fit stores no estimate at every share (`--no-safe-point`)."""
+    if scores.safe_point is None:
+        return None
+    estimates = [share_estimate(scores.safe_point, share) for share in shares]
+    if any(e is None for e in estimates):
+        return None
+    return [not honoured(e) for e in estimates if e is not None]
 
 
 def references(
@@ -427,7 +475,10 @@ def references(
             CurveReference(
                 name=name,
                 metrics=CurveMetrics(
-                    **{k: _stat(float(stats[k][0]), None) for k in ("apgr", "cpt50", "cpt80", "area_vs_mix")}
+                    apgr=_stat(float(stats["apgr"][0]), None),
+                    cpt50=_stat(float(stats["cpt50"][0]), None),
+                    cpt80=_stat(float(stats["cpt80"][0]), None),
+                    area_vs_mix=_stat(float(stats["area_vs_mix"][0]), None),
                 ),
                 curve=[],
             )

@@ -27,6 +27,7 @@ and the reference curves (`oracle`, `mix-frontier`, `random-line`). Definitions:
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import Field
@@ -34,6 +35,7 @@ from pydantic import Field
 from router_oracle.frontier import Mix, ModelPoint
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.noise import NoiseEstimate, headroom_sentence
+from router_oracle.report_numbers import EPS
 from router_train.evaluate.cross_harness_model import CrossHarness
 from router_train.evaluate.cross_harness_text import (
     CALIBRATION_PNG,
@@ -197,6 +199,7 @@ COLUMNS = (
     "kappa",
     "TVD",
     "unparse",
+    "extra $/task",
     "vs random mix",
 )
 
@@ -219,8 +222,17 @@ def _cells(row: RouterRow) -> list[str]:
         _num(m.kappa, 3),
         _num(m.tvd, 3),
         _pct(m.unparseable_rate),
+        overspend_text(m.frontier.saving_vs_mix if m.frontier else None),
         verdict(row.gap_vs_mix),
     ]
+
+
+def overspend_text(saving: float | None) -> str:
+    """The `extra $/task` cell: what the row pays per task over the cheapest random mix resolving as much
+    (`vs_mix.overspend`: minus the saving vs the mix), `0` when nothing, `-` when no mix resolves as much."""
+    if saving is None:
+        return "-"
+    return f"+{-saving:.3f}" if saving < -EPS else "0"
 
 
 def design_text(report: EvalReport) -> str:
@@ -279,16 +291,26 @@ def _stat_text(x: CurveStat, *, share: bool = False, points: bool = False) -> st
     return one(x.mean) + ci
 
 
-CURVE_COLUMNS = ("router", "APGR", "CPT50 (% of strongest $)", "CPT80", "area vs mix (pts)")
+CURVE_COLUMNS = (
+    "router",
+    "APGR",
+    "CPT50 (% of strongest $)",
+    "CPT80",
+    "area vs mix (pts)",
+    "extra $/task (mean of points)",
+    "dial points refused (share of cost range)",
+)
 
 
 def curve_rows(ev: Evaluation) -> list[list[str]]:
     """The curve-metrics table of an evaluation: each router with a curve, then the references."""
-    rows: list[tuple[str, CurveMetrics]] = [
-        (row_label(r), r.curve_metrics) for r in ev.routers if r.curve_metrics is not None
+    rows: list[tuple[str, CurveMetrics, str]] = [
+        (row_label(r), r.curve_metrics, refused_text(r.curve or []))
+        for r in ev.routers
+        if r.curve_metrics is not None
     ]
     if ev.curves is not None:
-        rows += [(f"({ref.name})", ref.metrics) for ref in ev.curves.references]
+        rows += [(f"({ref.name})", ref.metrics, "") for ref in ev.curves.references]
     return [
         [
             name,
@@ -296,9 +318,27 @@ def curve_rows(ev: Evaluation) -> list[list[str]]:
             _stat_text(m.cpt50, share=True),
             _stat_text(m.cpt80, share=True),
             _stat_text(m.area_vs_mix, points=True),
+            "n/a" if m.overspend is None else f"{m.overspend:.3f}",
+            refused,
         ]
-        for name, m in rows
+        for name, m, refused in rows
     ]
+
+
+def _refused_mark(p: CurvePoint) -> str:
+    """` (refused k/N)` after a point most fits refuse a budget or dial at, else nothing."""
+    if p.fits is None or p.refused_fits is None or 2 * p.refused_fits <= p.fits:
+        return ""
+    return f" (refused {p.refused_fits}/{p.fits})"
+
+
+def refused_text(curve: Sequence[CurvePoint]) -> str:
+    """The curve's points a budget or dial is refused at in most fits (`CurvePoint.refused_fits`), by
+    target share: `none`, `0, 0.1, 1`, or `n/a` without estimates (`--no-safe-point`)."""
+    if not curve or any(p.fits is None or p.refused_fits is None for p in curve):
+        return "n/a"
+    refused = [f"{p.target_share:g}" for p in curve if 2 * (p.refused_fits or 0) > (p.fits or 0)]
+    return ", ".join(refused) if refused else "none"
 
 
 def curve_head(ev: Evaluation) -> str:
@@ -366,13 +406,13 @@ def _markdown_evaluation(ev: Evaluation, pool: list[str], first: bool) -> list[s
     md += ["", f"Frontier corners, cheapest first: {_frontier_text(ev)}.", ""]
     if ev.curves is not None:
         md += ["### Cost dial curves", "", curve_head(ev) + ".", ""]
-        md += ["| " + " | ".join(CURVE_COLUMNS) + " |", "|---|---|---|---|---|"]
+        md += ["| " + " | ".join(CURVE_COLUMNS) + " |", "|" + "---|" * len(CURVE_COLUMNS)]
         md += ["| " + " | ".join(r) + " |" for r in curve_rows(ev)]
         md += ["", "| router | " + " | ".join(f"{100 * x:.0f}%" for x in ev.curves.target_shares) + " |"]
         md.append("|---|" + "---:|" * len(ev.curves.target_shares))
         for r in ev.routers:
             if r.curve:
-                cells = [f"${p.cost_per_task:.3f} {_pct(p.resolved)}" for p in r.curve]
+                cells = [f"${p.cost_per_task:.3f} {_pct(p.resolved)}{_refused_mark(p)}" for p in r.curve]
                 md.append(f"| {row_label(r)} | " + " | ".join(cells) + " |")
         md.append("")
     md += [

@@ -22,6 +22,7 @@ from router_train.offpolicy.estimators import (
 )
 from router_train.route.kinds.irt import IrtRouter
 from router_train.route.load import load_router
+from router_train.route.router import ScoringRouter
 from router_train.route.spec import CheckpointSpec
 from router_train.route.task import RouteTask
 from router_train.serve.export import FeedbackInputError, ServeRecords
@@ -196,8 +197,9 @@ def candidate_picks(
         pool, [d.model or "" for d in router.route_many(list(texts), explain=False)], f"--candidate {path}"
     )
     q = None
-    if isinstance(router, IrtRouter) and texts:
-        p = router.probabilities(list(texts))
+    scorer = router.scorer if isinstance(router, ScoringRouter) else None
+    if isinstance(scorer, IrtRouter) and texts:
+        p = scorer.probabilities(list(texts))
         mine = {m: j for j, m in enumerate(router.pool)}
         q = np.full((len(texts), len(pool)), np.nan)
         for j, m in enumerate(pool):

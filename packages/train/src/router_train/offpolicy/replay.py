@@ -18,11 +18,13 @@ import numpy as np
 
 from router_oracle.frontier import ModelPoint, best_mix_at_cost
 from router_oracle.frozen_model import FrozenModel
-from router_oracle.table import OracleTable
+from router_oracle.table import OracleTable, TaskRecord
 from router_train.irt.checkpoint import IrtCheckpoint
 from router_train.irt.refit import fit_costs, fit_shifts, model_probabilities, model_run_columns
 from router_train.irt.router import FittedIrtRouter, near_tie_routes
 from router_train.offpolicy.estimators import Logged, PolicyEstimate, always, estimate_policy
+from router_train.route.kinds.irt import deployed
+from router_train.route.task import RouteTask
 from router_train.scoring.dial import outcome_matrices
 from router_train.serve.explore import serve_choice
 
@@ -55,6 +57,9 @@ class Setup:
     """The prior's near-tie tolerance."""
     public_costs: np.ndarray
     """(models,) the prior's predicted mean cost per model."""
+    static: np.ndarray
+    """(tasks,) the static prior's pick (column): the checkpoint deployed as `route` and `serve` deploy it,
+    at its stored default point (`route.deploy`)."""
 
 
 def setup(prior: IrtCheckpoint, traffic: OracleTable, where: str) -> Setup:
@@ -86,7 +91,16 @@ def setup(prior: IrtCheckpoint, traffic: OracleTable, where: str) -> Setup:
         temperature=prior.fit.temperature,
         tolerance=prior.fit.tolerance,
         public_costs=router.pool_costs(ordered),
+        static=static_picks(prior, tasks, models),
     )
+
+
+def static_picks(prior: IrtCheckpoint, tasks: Sequence[TaskRecord], models: Sequence[str]) -> np.ndarray:
+    """The prior's route of every task (columns of `models`), by the one deploy rule `route` uses."""
+    routed = [RouteTask.of_record(t) for t in tasks]
+    decisions = deployed(prior, "irt:prior").route_many(routed, explain=False)
+    col = {m: j for j, m in enumerate(models)}
+    return np.asarray([col[d.model] for d in decisions if d.model is not None], dtype=np.int64)
 
 
 def routes(s: Setup, shifts: np.ndarray, costs: np.ndarray) -> np.ndarray:
@@ -193,7 +207,7 @@ def replay_seed(
     """One stream, its points at the horizon, its curves and the end-of-stream estimates."""
     st = simulate(s, seed, rate, refit_every)
     o = st.order
-    prior = routes(s, np.zeros(len(s.models)), s.public_costs)
+    prior = s.static
     h = min(horizon, len(o))
     head = o[:h]
     best_h = int(np.argmax(s.resolved[head].mean(axis=0)))

@@ -6,7 +6,7 @@
   a checkpoint is loaded by its kind's entry of `route.kinds.KINDS` (the registry of router kinds);
 - `RouteTask` in, `Decision` out (`router-train route` writes one per line);
 - `CheckpointSpec(budget=USD)` or `CheckpointSpec(dial=X)`: route at an operating point of the router's
-  cost dial (`route.operating_point`; `router.operating` says what it buys on the training tasks).
+  cost dial (`route.operating_point`; `router.point.bought` says what it buys on the training tasks).
 """
 
 from router_train.route.decision import Decision

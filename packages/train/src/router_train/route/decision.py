@@ -13,7 +13,9 @@ class Decision(FrozenModel):
     model: str | None
     """The pool model id the task is routed to; None when the router gave no valid route."""
     reason: str | None = None
-    """Why `model` is None (e.g. `unparseable reply`), or why a fallback was taken; else None."""
+    """Why `model` is None (e.g. `unparseable reply`), why a fallback was taken, or why the router routes
+    at its safe default point (that point, or a budget or dial refused there: `route.operating_point`);
+    else None."""
     router: str
     """The router's name (`Router.name`: its kind and checkpoint or endpoint model)."""
     scores: dict[str, float] | None = None

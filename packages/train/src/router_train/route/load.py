@@ -3,6 +3,8 @@ any server; the checkpoint's kind is read from the file and loaded by its entry 
 
 from __future__ import annotations
 
+from typing import overload
+
 from pydantic import ValidationError
 
 from router_frontier_rl.any_pool import pool_view
@@ -16,41 +18,38 @@ from router_oracle.table_check import load_table
 from router_oracle.validation_message import one_line
 from router_train.route.endpoint import EndpointRouter
 from router_train.route.kinds import kind_of
-from router_train.route.operating_point import Calibrator, apply_operating_point, apply_safe_point
-from router_train.route.router import Router
+from router_train.route.operating_point import point_for
+from router_train.route.router import Router, ScoringRouter
 from router_train.route.spec import CheckpointSpec, EndpointSpec, RouteError, RouterSpec
-from router_train.scoring.safe_point import SafePoint
 
 
+@overload
+def load_router(spec: CheckpointSpec) -> ScoringRouter: ...
+@overload
+def load_router(spec: EndpointSpec) -> EndpointRouter: ...
+@overload
+def load_router(spec: RouterSpec) -> Router: ...
 def load_router(spec: RouterSpec) -> Router:
-    """The router `spec` names, checked against the pool, table and fallback it gives; every problem is
-    one `RouteError` line naming the file or field."""
+    """The router `spec` names, checked against the pool, table and fallback it gives, built once at its
+    operating point; every problem is one `RouteError` line naming the file or field."""
     try:
-        router, calibrate, safe = _load(spec)
-        if isinstance(spec, CheckpointSpec) and (spec.budget is not None or spec.dial is not None):
-            router.calibration = apply_operating_point(router, spec, calibrate)
-        elif isinstance(spec, CheckpointSpec) and safe is not None and not spec.no_safe_point:
-            apply_safe_point(router, safe, calibrate)
+        router = _load(spec)
     except RouteError:
         raise
     except ValidationError as exc:
         raise RouteError(one_line(exc)) from exc
     except ValueError as exc:  # the oracle's, env's and trainers' input errors name their file already
         raise RouteError(str(exc)) from exc
-    if spec.fallback is not None:
-        if spec.fallback not in router.pool:
-            raise RouteError(f"fallback {spec.fallback!r} is not a pool model ({', '.join(router.pool)})")
-        router.fallback = spec.fallback
+    if spec.fallback is not None and spec.fallback not in router.pool:
+        raise RouteError(f"fallback {spec.fallback!r} is not a pool model ({', '.join(router.pool)})")
     return router
 
 
-def _load(spec: RouterSpec) -> tuple[Router, Calibrator | None, SafePoint | None]:
-    """The router, how to get its dial calibration (None: it has no dial) and its stored safe default
-    point (None: none stored)."""
+def _load(spec: RouterSpec) -> Router:
     if isinstance(spec, EndpointSpec):
-        return EndpointRouter(spec, endpoint_summary(spec)), None, None
+        return EndpointRouter(spec, endpoint_summary(spec))
     loaded = kind_of(spec.checkpoint).load(spec.checkpoint, spec)
-    return loaded.router, loaded.calibrate, loaded.safe_point
+    return ScoringRouter(loaded.scorer, point_for(loaded.scorer, spec, loaded.calibrate, loaded.safe_point))
 
 
 def endpoint_summary(spec: EndpointSpec) -> CapabilitySummary:

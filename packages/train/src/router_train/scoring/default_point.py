@@ -17,20 +17,26 @@ class SafeCandidate(FrozenModel):
     """One candidate default point and what inner cross-validation measured of it on the train tasks."""
 
     name: str
-    """`router`, `dial:S` or `cheapest`."""
+    """`router`, `dial:S` (S: the share of the cheapest-to-strongest cost range the dial aims at) or
+    `cheapest`."""
     gap: Finite
     """Out-of-fold resolved rate minus the best random mix's at the same mean cost (a fraction)."""
     cost_per_task: Finite
     """Out-of-fold mean cost per task, USD."""
     resolved: Finite
     """Out-of-fold resolved rate."""
+    dial: Finite | None = None
+    """A dial point (`dial:S`): the dial the fit's own calibration on all its train tasks gives share S,
+    what `--budget` / `--dial` are compared with (`safe_point.dial_estimate`); None: not a dial point, or
+    an older file."""
 
 
 class SafePoint(FrozenModel):
     """A fitted router's default operating point (`choice`) and the estimates it was chosen by."""
 
     choice: Choice
-    """`router`: its native route; `dial`: its cost dial at `dial`; `cheapest`: every task to `model`."""
+    """`router`: its native route; `cheapest`: every task to `model`; `dial` (older files only, read as
+    written): its cost dial at `dial`."""
     dial: Finite | None = None
     """With `dial`: the dial, on this fit's own calibration (train tasks)."""
     share: float | None = Field(default=None, ge=0, le=1)

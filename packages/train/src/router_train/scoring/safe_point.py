@@ -8,15 +8,16 @@ costs nothing to fall back to. The rule (issue 39, item 7), applied per fit on t
    outer folds' rule, `split.stratified_folds`); the router is fitted on the other inner folds exactly
    as it is fitted for real, and routes each inner fold at every candidate point:
    - `router`: its native route (what it routes with no dial);
-   - `dial:S` for each S in `DIAL_SHARES` (none by default, below): its cost dial aimed at S of the way
+   - `dial:S` for each S in `DIAL_SHARES` (the curves' 11 shares): its cost dial aimed at S of the way
      from the cheapest to the strongest single model's mean cost on the inner fit's train tasks
      (`scoring.dial`, the curves' rule);
    - `cheapest`: every task to the cheapest model on the inner fit's train tasks.
 2. Each candidate's out-of-fold routes of every train task are judged as `evaluate` judges a router:
    resolved rate minus the best random mix of single models at the same mean cost, on the train tasks.
-3. The default point is the candidate with the largest estimated gap, provided it is above `MARGIN`
-   (half a point); otherwise `cheapest`. Ties go to the earlier candidate (router, then any dial points
-   by falling cost).
+3. The default point is the native route if its estimated gap is the larger of the two (router, cheapest;
+   ties to the router) and above `MARGIN` (half a point); otherwise `cheapest`. The dial points never
+   become the default (`DIAL_SHARES` says why); a budget or dial is honoured only where its estimate is
+   above `DIAL_MARGIN` (`dial_estimate`, `honoured`; `route.operating_point.checked`).
 
 Why the point estimate and not a lower bound: on 400 train tasks the bound of a +1.5-point gain is about
 +-1.2 points wide, so a bound rule falls back on the pools where routing pays (issue 32 tried one on the
@@ -24,13 +25,14 @@ IRT router: `default` fell from +0.4 to +0.0). The fallback's own gap is 0, so t
 back wherever routing does not pay on the train tasks, and keeps a router whose estimated gain is above
 half a point (`MARGIN`).
 
-What the rule changes is the default only: the cost dial (`--budget`, `--dial`, evaluate's curves) reads
-the same scores as before. `SafePoint` is stored in every checkpoint `fit`, `local` and `fit irt` write,
-and `route`/`serve` route with it unless given a budget, a dial or `--no-safe-point`.
+The cost dial's curves read the same scores as before; evaluate marks the points fits would refuse.
+`SafePoint` is stored in every checkpoint `fit`, `local` and `fit irt` write,
+and `route`/`serve` route with it unless given a budget or dial it honours, or `--no-safe-point`.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -62,11 +64,14 @@ __all__ = [
 INNER_FOLDS = 5
 """Inner cross-validation folds over a fit's train tasks."""
 
-DIAL_SHARES: tuple[float, ...] = ()
-"""Dial points tried: targets this far from the cheapest to the strongest single model's mean cost. None
-by default: with (0.5, 0.25) the inner estimate picked dial points that lost out of sample (a drawn pool:
-the plain classifier -0.3 -> -4.1 [-8.7, -0.3], local-grpo -0.1 -> -3.4; Claude Code: the balanced one
--0.1 -> -0.7 [-1.5, -0.1]), where native-or-cheapest falls back without such losses."""
+DIAL_SHARES: tuple[float, ...] = tuple(i / 10 for i in range(11))
+"""Dial points estimated beside the native route and the cheapest model: targets this far from the
+cheapest to the strongest single model's mean cost (the curves' targets, `evaluate.curves`). Their
+estimates decide which `--budget` / `--dial` a checkpoint honours (`dial_estimate`), never the default
+point: as default candidates (0.5 and 0.25, margin 0) the inner estimate picked dial points that lost out
+of sample (a drawn pool: the plain classifier -0.3 -> -4.1 [-8.7, -0.3], local-grpo -0.1 -> -3.4; Claude
+Code: the balanced one -0.1 -> -0.7 [-1.5, -0.1]), where native-or-cheapest falls back without such
+losses."""
 
 MARGIN = 0.005
 """A candidate other than `cheapest` is kept only when its estimated gap (a fraction) is above this: half
@@ -75,6 +80,13 @@ fits (Claude pool under OpenHands: the balanced classifier -0.3 [-0.6, -0.1], 4 
 points one measured row is still wholly below the mix (local-grpo on a drawn pool, -0.26 [-0.64, -0.07]),
 and the default pool keeps its best router (+2.0 [+0.0, +4.0], native +2.2), at the cost of the weaker
 routers' smaller gains (docs/evaluate.md, "Do no harm")."""
+
+DIAL_MARGIN = 0.015
+"""A dial point (`--budget`, `--dial`) is honoured only when its inner estimate is above this: 1.5 points,
+chosen by measurement (`benchmarks/bench_margin.py`, docs/evaluate.md "The margin, chosen by
+measurement"): on the Claude pool under OpenHands, where nothing routes, dial points a user could select
+stayed wholly below the mix at 0.5 (kNN 3 of 11, each classifier 1 of 11) and at 1 point, none at 1.5;
+on the pools where routing pays no dial point was below at any margin."""
 
 MIN_TASKS_PER_FOLD = 10
 """Fewer train tasks per inner fold leave nothing to judge on: the router keeps its native point."""
@@ -92,16 +104,16 @@ def cheapest_index(train: Sequence[TaskRecord], model_ids: Sequence[str]) -> int
     return min(range(len(model_ids)), key=lambda j: (price[j], -rate[j], j))
 
 
-def dial_at_share(scores: RouterScores, train: Sequence[TaskRecord], share: float) -> float:
-    """The dial of `scores`' router aimed at `share` of the way from the cheapest to the strongest single
-    model's mean cost on `train` (its calibration on `train`; `evaluate.curves.fold_dials`' rule)."""
+def share_dials(scores: RouterScores, train: Sequence[TaskRecord], shares: Sequence[float]) -> list[float]:
+    """The dials of `scores`' router aimed at each of `shares` of the way from the cheapest to the
+    strongest single model's mean cost on `train` (its calibration on `train`; `evaluate.curves.fold_dials`'
+    rule)."""
     resolved, cost = outcome_matrices(train, scores.model_ids)
     price, rate = cost.mean(axis=0), resolved.mean(axis=0)
     weak = cheapest_index(train, scores.model_ids)
     strong = max(range(len(rate)), key=lambda j: (rate[j], -price[j], -j))
-    target = price[weak] + share * (price[strong] - price[weak])
     cal = calibrate(scores.train, train, scores.model_ids, costs=price, outcomes=(resolved, cost))
-    return dial_for_budget(cal, float(target))
+    return [dial_for_budget(cal, float(price[weak] + s * (price[strong] - price[weak]))) for s in shares]
 
 
 def candidate_routes(
@@ -111,9 +123,8 @@ def candidate_routes(
     ids = scores.model_ids
     out: dict[str, list[str | None]] = {"router": [_label(decisions, t.instance_id) for t in test]}
     price = outcome_matrices(train, ids)[1].mean(axis=0)
-    for share in DIAL_SHARES:
-        picks = apply_dial(scores.test, price, dial_at_share(scores, train, share))
-        out[f"dial:{share:g}"] = [ids[int(j)] for j in picks]
+    for share, dial in zip(DIAL_SHARES, share_dials(scores, train, DIAL_SHARES), strict=True):
+        out[f"dial:{share:g}"] = [ids[int(j)] for j in apply_dial(scores.test, price, dial)]
     out["cheapest"] = [ids[cheapest_index(train, ids)]] * len(test)
     return out
 
@@ -162,28 +173,70 @@ def estimate(
     return out
 
 
+DEFAULT_CANDIDATES = ("router", "cheapest")
+"""The candidates the default point is chosen from (the dial points' estimates gate `--budget` / `--dial`)."""
+
+
 def choose(
     candidates: Sequence[SafeCandidate], scores: RouterScores, train: Sequence[TaskRecord]
 ) -> SafePoint:
     """The default point of a router fitted on `train` (`scores`: its scores there) from the estimates:
-    the best candidate if above `MARGIN`, else the cheapest model."""
+    its native route if above `MARGIN`, else the cheapest model. Every candidate is stored, each dial
+    point with the dial this fit's own calibration gives its share (`SafeCandidate.dial`)."""
     if not candidates:
         return SafePoint(choice="router", inner_folds=0)
-    best = max(candidates, key=lambda c: (c.gap, c.name == "router"))
-    ids = scores.model_ids
-    if best.name == "cheapest" or best.gap <= MARGIN:
-        model = ids[cheapest_index(train, ids)]
-        return SafePoint(choice="cheapest", model=model, inner_folds=INNER_FOLDS, candidates=list(candidates))
-    if best.name == "router":
-        return SafePoint(choice="router", inner_folds=INNER_FOLDS, candidates=list(candidates))
-    share = float(best.name.split(":", 1)[1])
-    return SafePoint(
-        choice="dial",
-        dial=rounded(dial_at_share(scores, train, share)),
-        share=share,
-        inner_folds=INNER_FOLDS,
-        candidates=list(candidates),
-    )
+    stored = with_dials(candidates, scores, train)
+    if keeps_native(candidates):
+        return SafePoint(choice="router", inner_folds=INNER_FOLDS, candidates=stored)
+    model = scores.model_ids[cheapest_index(train, scores.model_ids)]
+    return SafePoint(choice="cheapest", model=model, inner_folds=INNER_FOLDS, candidates=stored)
+
+
+def keeps_native(candidates: Sequence[SafeCandidate], margin: float = MARGIN) -> bool:
+    """The default rule: the native route when its estimate is the best of `DEFAULT_CANDIDATES` (ties to
+    it) and above `margin`; else the cheapest model."""
+    defaults = [c for c in candidates if c.name in DEFAULT_CANDIDATES]
+    best = max(defaults, key=lambda c: (c.gap, c.name == "router"))
+    return best.name == "router" and best.gap > margin
+
+
+def with_dials(
+    candidates: Sequence[SafeCandidate], scores: RouterScores, train: Sequence[TaskRecord]
+) -> list[SafeCandidate]:
+    """`candidates` with each dial point's dial on `scores`' own calibration on `train` (what a budget or
+    dial asked of this fit is compared with)."""
+    shares = [float(c.name.split(":", 1)[1]) for c in candidates if c.name.startswith("dial:")]
+    if not shares or len(scores.train) == 0:
+        return list(candidates)
+    dials = iter(share_dials(scores, train, shares))
+    return [
+        c.model_copy(update={"dial": rounded(next(dials))}) if c.name.startswith("dial:") else c
+        for c in candidates
+    ]
+
+
+def dial_estimate(point: SafePoint, dial: float) -> SafeCandidate | None:
+    """The inner estimate at `dial` of the fit that stored `point`: the dial point at that dial, or between
+    two, the worse of the two (None: no dial point stored, an older checkpoint)."""
+    grid = sorted((c for c in point.candidates if c.dial is not None), key=lambda c: c.dial or 0.0)
+    if not grid:
+        return None
+    if dial <= (grid[0].dial or 0.0):
+        return grid[0]
+    for lo, hi in itertools.pairwise(grid):
+        if dial <= (hi.dial or 0.0):
+            return hi if dial == hi.dial else min(lo, hi, key=lambda c: c.gap)
+    return grid[-1]
+
+
+def share_estimate(point: SafePoint, share: float) -> SafeCandidate | None:
+    """The inner estimate of the dial point at `share` (None: not estimated)."""
+    return next((c for c in point.candidates if c.name == f"dial:{share:g}"), None)
+
+
+def honoured(estimate: SafeCandidate, margin: float = DIAL_MARGIN) -> bool:
+    """A dial point is routed at only when its inner estimate beats the mix by more than `margin`."""
+    return estimate.gap > margin
 
 
 def apply_point(
@@ -193,16 +246,12 @@ def apply_point(
     train: Sequence[TaskRecord],
     test: Sequence[TaskRecord],
 ) -> Decisions:
-    """`decisions` (the router's native routes of `test`) moved to `point`."""
+    """`decisions` (the router's native routes of `test`) moved to `point` (`choose` gives native or
+    cheapest)."""
     if point.choice == "router":
         return decisions
-    if point.choice == "cheapest":
-        assert point.model is not None
-        picks: list[str | None] = [point.model] * len(test)
-    else:
-        assert point.dial is not None
-        price = outcome_matrices(train, scores.model_ids)[1].mean(axis=0)
-        picks = [scores.model_ids[int(j)] for j in apply_dial(scores.test, price, point.dial)]
+    assert point.choice == "cheapest" and point.model is not None
+    picks: list[str | None] = [point.model] * len(test)
     labels = {t.instance_id: [r] for t, r in zip(test, picks, strict=True)}
     return from_labels(decisions.name, decisions.kind, labels, source=decisions.source)
 

@@ -15,6 +15,8 @@ say about it is defined here, once:
 - the gap in points with its interval and spread over fold seeds (`Gap`, `gap_in_points`, `points`);
 - the verdict words (`verdict`): `beats mix` / `dominated` when the interval is above / below 0,
   `on the frontier`, `~ mix` otherwise;
+- the overspend at a point: its cost minus the cheapest mix's resolving as much (`overspend`), which
+  sees a router paying more for the same rate where the gap cannot (a one-point frontier);
 - a cost dial curve's area vs the mix: the mean over a cost range of the curve minus the best mix at
   each cost, in points (`mix_on_grid`, `area_vs_mix`).
 """
@@ -38,6 +40,17 @@ def gap_at_cost(resolved: float, cost: float, single_models: Sequence[ModelPoint
     positive: above every mix at that cost); None when every single model costs more."""
     mix = best_mix_at_cost(single_models, cost)
     return None if mix is None else resolved - mix.resolved
+
+
+def overspend(resolved: float, cost: float, single_models: Sequence[ModelPoint]) -> float | None:
+    """What a router pays per task over the cheapest random mix resolving as much, USD (0: it pays no
+    more; None: no mix resolves that much). The gap at equal cost reads 0 where the frontier is one point
+    (two models tie on resolved rate at different costs) or the router sits right of it; this does not:
+    a router paying 3.5x for the same rate reads its extra cost."""
+    mix = cheapest_mix_at_resolved(single_models, resolved)
+    if mix is None:
+        return None
+    return max(0.0, cost - mix.cost) if cost - mix.cost > EPS else 0.0
 
 
 class FrontierPosition(BaseModel):

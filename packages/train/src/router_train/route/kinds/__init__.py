@@ -1,16 +1,16 @@
 """The registry of router kinds: every saved router `route`, `serve` and `evaluate --checkpoint` read is
 one of `KINDS`, found by its file's `kind` field (`kind_of`).
 
-A new router kind is one class and one registry line. The class: a `Router` subclass (`route.router.Router`:
-per task a score for each pool model, the route their argmax) in its own module of `route/kinds/`, beside that
-module's `KIND = RouterKind(name, checkpoint, load, judge, fit)`: its checkpoint model (a `FrozenModel` whose
-`kind: Literal["router-train-..."]` default marks the file, written and read with `checkpoint_io`), `load`
-(the router for `route` and `serve`), `judge` (the router for `evaluate --checkpoint`) and `fit` (a `Fit`: the
-command that fits it, and the fitters `evaluate` runs for it), and optionally `refit` (for `feedback --refit`:
-the checkpoint refitted to serve's logged outcomes). The registry line: that `KIND` in `KINDS` in
-`route/kinds/__init__.py`, with its checkpoint model in the `Checkpoint` union beside it.
-`test_train_router_kinds.py` then runs the kind through `route`, the cost dial and `evaluate --checkpoint`
-once its `CHECKPOINTS` entry makes a small checkpoint of it.
+A new router kind is one class and one registry line. The class: a `Scorer` subclass (`route.deploy.Scorer`:
+per task a score for each pool model; `route.deploy.deploy` turns them and the checkpoint's operating point
+into the route) in its own module of `route/kinds/`, beside that module's `KIND = RouterKind(name, checkpoint,
+load, judge, fit)`: its checkpoint model (a `FrozenModel` whose `kind: Literal["router-train-..."]` default
+marks the file, written and read with `checkpoint_io`), `load` (the router for `route` and `serve`), `judge`
+(the router for `evaluate --checkpoint`) and `fit` (a `Fit`: the command that fits it, and the fitters
+`evaluate` runs for it), and optionally `refit` (for `feedback --refit`: the checkpoint refitted to serve's
+logged outcomes). The registry line: that `KIND` in `KINDS` in `route/kinds/__init__.py`, with its checkpoint
+model in the `Checkpoint` union beside it. `test_train_router_kinds.py` then runs the kind through `route`,
+the cost dial and `evaluate --checkpoint` once its `CHECKPOINTS` entry makes a small checkpoint of it.
 (The same statement as `kind.RouterKind`'s and docs/development.md's; `test_train_docs_statements.py`
 holds the three to it.)
 """

@@ -18,8 +18,9 @@ from router_train.anypool.config import AnyPoolTrainConfig
 from router_train.anypool.irt_inputs import AnyPoolIrtState, fit_anypool_irt
 from router_train.anypool.policy import PoolView
 from router_train.anypool.trainer import AnyPoolTrainResult, ScoreCache, train_any_pool
+from router_train.route.deploy import Scorer
 from router_train.route.kinds.kind import Fit, Judged, Loaded, RouterKind
-from router_train.route.router import Router
+from router_train.route.router import ScoringRouter
 from router_train.route.spec import CheckpointSpec, RouteError
 from router_train.route.task import RouteTask
 from router_train.scoring.dial import CHECKPOINT_POINTS, DialCalibration, calibrate
@@ -54,7 +55,7 @@ class AnyPoolTraining:
     shared by the partition's trainings of every group."""
 
 
-class PoolBoundRouter(Router):
+class PoolBoundRouter(Scorer):
     """A `router-train local-anypool` checkpoint bound to one pool: scores are its probabilities."""
 
     def __init__(self, router: TrainedAnyPoolRouter, pool: Sequence[str], name: str) -> None:
@@ -96,7 +97,8 @@ def load(path: Path, spec: CheckpointSpec) -> Loaded:
 def judge(path: Path, pool: Sequence[str]) -> Judged:
     """The checkpoint bound to the evaluated table's pool, over the candidates table it names."""
     model = load_any_pool_router(path)
-    return Judged(PoolBoundRouter(model, pool, f"local-anypool:{path}"), list(model.train_task_ids))
+    scorer = PoolBoundRouter(model, pool, f"local-anypool:{path}")
+    return Judged(ScoringRouter(scorer), list(model.train_task_ids))
 
 
 KIND = RouterKind(

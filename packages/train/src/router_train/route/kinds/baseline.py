@@ -16,6 +16,7 @@ from router_train.route.baseline_checkpoint import (
     dial_scores,
     read_baseline,
 )
+from router_train.route.deploy import Scorer
 from router_train.route.kinds.kind import (
     Fit,
     FitRequest,
@@ -28,8 +29,8 @@ from router_train.route.kinds.kind import (
     refuse_candidates,
     routing_task_features,
 )
-from router_train.route.operating_point import stored_safe_point, training_tasks
-from router_train.route.router import Router
+from router_train.route.operating_point import stored_point, training_tasks
+from router_train.route.router import ScoringRouter
 from router_train.route.spec import CheckpointSpec
 from router_train.route.task import RouteTask
 from router_train.scoring.baseline_fitter import BalancedLogregFitter, BaselineFitter
@@ -43,7 +44,7 @@ KIND_NAME = "baseline"
 """This kind's name: its messages' word and its key of a request's `KindOptions`."""
 
 
-class BaselineRouter(Router):
+class BaselineRouter(Scorer):
     """A saved baseline (`router-train fit`): scores are its fit's (minus mean cost, logistic decision
     values, kNN votes), columns the pool's ids sorted, so that argmax's first-of-ties is the smallest
     id, as in evaluate. A pool model the fit never saw as a label scores -inf (omitted in `--explain`)."""
@@ -98,9 +99,9 @@ def load(path: Path, spec: CheckpointSpec) -> Loaded:
 def judge(path: Path, pool: Sequence[str]) -> Judged:
     """The saved baseline over its own pool (evaluate checks its routes are the table's models)."""
     baseline = read_baseline(path)
-    router = BaselineRouter(baseline, f"{baseline.name}:{path}")
-    stored_safe_point(router, baseline.safe_point, baseline.calibration)
-    return Judged(router, list(baseline.train_task_ids))
+    scorer = BaselineRouter(baseline, f"{baseline.name}:{path}")
+    point = stored_point(scorer, baseline.safe_point, baseline.calibration)
+    return Judged(ScoringRouter(scorer, point), list(baseline.train_task_ids))
 
 
 def fitters(request: FitRequest) -> list[Fitter]:

@@ -24,6 +24,7 @@ from router_train.irt.fitter import IRT_ROUTER_NAME, IrtFitter
 from router_train.irt.refit import RefitReport, refit_checkpoint
 from router_train.irt.router import FittedIrtRouter, IrtConfig, check_covered, near_tie_scores
 from router_train.irt.shared_fit import fit_partition
+from router_train.route.deploy import Scorer
 from router_train.route.kinds.kind import (
     Fit,
     FitRequest,
@@ -41,8 +42,8 @@ from router_train.route.kinds.kind import (
     refuse_candidates,
     routing_task_features,
 )
-from router_train.route.operating_point import stored_safe_point
-from router_train.route.router import Router
+from router_train.route.operating_point import stored_point
+from router_train.route.router import ScoringRouter
 from router_train.route.spec import CheckpointSpec, RouteError
 from router_train.route.task import RouteTask
 from router_train.scoring.fitter import Fitter
@@ -51,7 +52,7 @@ KIND_NAME = "irt"
 """This kind's name: its messages' word and its key of a request's `KindOptions`."""
 
 
-class IrtRouter(Router):
+class IrtRouter(Scorer):
     """A saved IRT router: scores are the predicted resolve probabilities capped at the near-tie level,
     columns the calibration's (the pool by ascending predicted cost)."""
 
@@ -85,9 +86,14 @@ def load(path: Path, spec: CheckpointSpec) -> Loaded:
 def judge(path: Path, pool: Sequence[str]) -> Judged:
     """The saved IRT router over its own pool (evaluate checks its routes are the table's models)."""
     ckpt = read_irt(path)
-    router = IrtRouter(ckpt, f"irt:{path}")
-    stored_safe_point(router, ckpt.safe_point, ckpt.calibration)
-    return Judged(router, list(ckpt.train_task_ids))
+    return Judged(deployed(ckpt, f"irt:{path}"), list(ckpt.train_task_ids))
+
+
+def deployed(ckpt: IrtCheckpoint, name: str) -> ScoringRouter:
+    """The saved IRT router at the point its checkpoint stores (what `route` deploys without a budget or
+    dial; replay's static prior)."""
+    scorer = IrtRouter(ckpt, name)
+    return ScoringRouter(scorer, stored_point(scorer, ckpt.safe_point, ckpt.calibration))
 
 
 def fitters(request: FitRequest) -> list[Fitter]:

@@ -16,6 +16,7 @@ from router_oracle.file_hash import sha256_file
 from router_oracle.frozen_model import FrozenModel
 from router_oracle.pool_file import load_pool
 from router_oracle.table import OracleTable, TaskRecord
+from router_train.route.deploy import Scorer
 from router_train.route.operating_point import Calibrator
 from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec, RouteError
@@ -30,8 +31,9 @@ from router_train.task_features import FeatureScaling, load_task_features
 class Loaded:
     """A checkpoint loaded for routing (`route`, `serve`)."""
 
-    router: Router
-    """The router, over the pool it routes (`spec.pool` for an any-pool kind)."""
+    scorer: Scorer
+    """The router's scorer, over the pool it routes (`spec.pool` for an any-pool kind); `load_router`
+    builds the router from it at its operating point."""
     calibrate: Calibrator | None
     """Reads or computes its cost dial's calibration on its training tasks (`--budget` / `--dial`);
     None: the router has no dial (e.g. `cheapest-on-train`)."""
@@ -45,7 +47,7 @@ class Judged:
     """A checkpoint loaded for `router-train evaluate --checkpoint`: bound to the evaluated table's pool."""
 
     router: Router
-    """The router (`route_many` routes the table's tasks)."""
+    """The router at its checkpoint's stored default point (`route_many` routes the table's tasks)."""
     train_task_ids: list[str]
     """Every task it learned from: evaluate never scores it on one of them (unless told to)."""
 
@@ -223,17 +225,17 @@ class Fit:
 class RouterKind:
     """One kind of saved router: its file format and how to load it for each command.
 
-    A new router kind is one class and one registry line. The class: a `Router` subclass
-    (`route.router.Router`: per task a score for each pool model, the route their argmax) in its own module of
-    `route/kinds/`, beside that module's `KIND = RouterKind(name, checkpoint, load, judge, fit)`: its
-    checkpoint model (a `FrozenModel` whose `kind: Literal["router-train-..."]` default marks the file,
-    written and read with `checkpoint_io`), `load` (the router for `route` and `serve`), `judge` (the router
-    for `evaluate --checkpoint`) and `fit` (a `Fit`: the command that fits it, and the fitters `evaluate` runs
-    for it), and optionally `refit` (for `feedback --refit`: the checkpoint refitted to serve's logged
-    outcomes). The registry line: that `KIND` in `KINDS` in `route/kinds/__init__.py`, with its checkpoint
-    model in the `Checkpoint` union beside it. `test_train_router_kinds.py` then runs the kind through
-    `route`, the cost dial and `evaluate --checkpoint` once its `CHECKPOINTS` entry makes a small checkpoint
-    of it.
+    A new router kind is one class and one registry line. The class: a `Scorer` subclass
+    (`route.deploy.Scorer`: per task a score for each pool model; `route.deploy.deploy` turns them and the
+    checkpoint's operating point into the route) in its own module of `route/kinds/`, beside that module's
+    `KIND = RouterKind(name, checkpoint, load, judge, fit)`: its checkpoint model (a `FrozenModel` whose
+    `kind: Literal["router-train-..."]` default marks the file, written and read with `checkpoint_io`), `load`
+    (the router for `route` and `serve`), `judge` (the router for `evaluate --checkpoint`) and `fit` (a `Fit`:
+    the command that fits it, and the fitters `evaluate` runs for it), and optionally `refit` (for `feedback
+    --refit`: the checkpoint refitted to serve's logged outcomes). The registry line: that `KIND` in `KINDS`
+    in `route/kinds/__init__.py`, with its checkpoint model in the `Checkpoint` union beside it.
+    `test_train_router_kinds.py` then runs the kind through `route`, the cost dial and `evaluate --checkpoint`
+    once its `CHECKPOINTS` entry makes a small checkpoint of it.
     """
 
     name: str

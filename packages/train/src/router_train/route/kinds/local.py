@@ -12,6 +12,7 @@ from router_train.local.checkpoint import LocalCheckpoint, policy_of, read_check
 from router_train.local.config import LocalTrainConfig
 from router_train.local.fitter import LOCAL_ROUTER_NAME, LocalFitter
 from router_train.local.policy import RouterPolicy
+from router_train.route.deploy import Scorer
 from router_train.route.kinds.kind import (
     Fit,
     FitRequest,
@@ -24,8 +25,8 @@ from router_train.route.kinds.kind import (
     refuse_candidates,
     routing_task_features,
 )
-from router_train.route.operating_point import stored_safe_point, training_tasks
-from router_train.route.router import Router
+from router_train.route.operating_point import stored_point, training_tasks
+from router_train.route.router import ScoringRouter
 from router_train.route.spec import CheckpointSpec
 from router_train.route.task import RouteTask
 from router_train.scoring.dial import DialCalibration, calibrate_policy
@@ -35,7 +36,7 @@ KIND_NAME = "local"
 """This kind's name: its messages' word and its key of a request's `KindOptions`."""
 
 
-class LocalRouter(Router):
+class LocalRouter(Scorer):
     """A `router-train local` checkpoint: scores are the policy's probabilities."""
 
     def __init__(self, policy: RouterPolicy, name: str) -> None:
@@ -74,9 +75,9 @@ def load(path: Path, spec: CheckpointSpec) -> Loaded:
 def judge(path: Path, pool: Sequence[str]) -> Judged:
     """The checkpoint's router over its own pool (evaluate checks its routes are the table's models)."""
     ckpt = read_checkpoint(path)
-    router = LocalRouter(policy_of(ckpt), f"local:{path}")
-    stored_safe_point(router, ckpt.safe_point, ckpt.calibration)
-    return Judged(router, list(ckpt.train_task_ids))
+    scorer = LocalRouter(policy_of(ckpt), f"local:{path}")
+    point = stored_point(scorer, ckpt.safe_point, ckpt.calibration)
+    return Judged(ScoringRouter(scorer, point), list(ckpt.train_task_ids))
 
 
 def fitters(request: FitRequest) -> list[Fitter]:
