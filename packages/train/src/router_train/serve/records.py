@@ -35,11 +35,18 @@ class DecisionRecord(Decision):
     """The router's own pick (None: it gave no valid route). Equal to `model` unless `explored`."""
     explored: bool = False
     """True when the task was served by an exploration draw (`[explore]`) instead of the router's pick."""
-    propensity: float | None = None
+    propensity: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
     """The probability the serving policy gave the served `model`: (1 - rate) x [model is the router's
     pick] + rate / pool size, with rate the exploration rate (0 without `[explore]`). None: no model."""
     checkpoint_sha256: str | None = None
     """sha256 hex of the router's checkpoint file; None for an LLM router behind an endpoint."""
+    repo: str | None = None
+    """The task's repository as the request gave it (`x-router-repo`); None: not given."""
+    issue_text: str | None = None
+    """The issue text the router routed on (what `feedback --refit` refits on); None: not kept
+    (`[feedback] task_text = "hash"`, a text over `max_task_text_bytes`, or an older serve)."""
+    issue_sha256: str | None = None
+    """sha256 hex of that text (UTF-8), kept whether or not the text is; None: an older serve."""
 
     def json_line(self) -> str:
         """The log line (as `Decision.json_line`: `scores` / `reply` / `dial` only when set)."""
@@ -99,7 +106,7 @@ class UsageRecord(FrozenModel):
 
 
 class OutcomeRecord(FrozenModel):
-    """A task's outcome, as `POST /v1/feedback` reported it (once per task)."""
+    """A task's outcome, as `POST /v1/feedback` reported it (a first report, or a correction)."""
 
     event: Literal["outcome"] = "outcome"
     """The kind of record."""
@@ -115,14 +122,31 @@ class OutcomeRecord(FrozenModel):
     """Whether the task was resolved."""
     reported_cost: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     """The feedback's own `cost` (USD), if it gave one."""
-    proxy_cost: float | None = Field(default=None, ge=0)
+    proxy_cost: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     """USD the proxy priced the task's requests at when the outcome came (`UsageRecord.cost` summed);
     None when none of them was priced."""
-    cost: float | None = Field(default=None, ge=0)
+    cost: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     """The task's cost: `reported_cost` when given, else `proxy_cost`."""
+    source: str = "feedback"
+    """The name of the token that posted it (`[feedback] tokens`; "feedback" for `token_env`'s)."""
+    revision: int = Field(default=0, ge=0)
+    """0 for the task's first outcome, +1 per authorised correction; estimates use the latest."""
 
 
-LogRecord = DecisionRecord | FallbackRecord | RouterErrorRecord | UsageRecord | OutcomeRecord
+class FenceRecord(FrozenModel):
+    """Written by serve when it opens a decision log whose last line a crash cut mid-write: it ends that
+    line, and marks it as torn for the log's readers (`export.read_log`), so the log stays one record
+    per line after the restart."""
+
+    event: Literal["fence"] = "fence"
+    """The kind of record."""
+    time: str
+    """When serve reopened the log (UTC, ISO 8601)."""
+    torn_bytes: int = Field(ge=0)
+    """Bytes of the torn line before this one."""
+
+
+LogRecord = DecisionRecord | FallbackRecord | RouterErrorRecord | UsageRecord | OutcomeRecord | FenceRecord
 """Any line of the decision log."""
 
 _BY_EVENT: dict[str, type[LogRecord]] = {
@@ -131,6 +155,7 @@ _BY_EVENT: dict[str, type[LogRecord]] = {
     "router_error": RouterErrorRecord,
     "usage": UsageRecord,
     "outcome": OutcomeRecord,
+    "fence": FenceRecord,
 }
 
 

@@ -11,13 +11,21 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
 from pydantic import Field
 
 from router_oracle.frozen_model import FrozenModel
-from router_train.serve.records import DecisionRecord, LogRecord, OutcomeRecord, UsageRecord, record_line
+from router_train.serve.records import (
+    DecisionRecord,
+    FenceRecord,
+    LogRecord,
+    OutcomeRecord,
+    UsageRecord,
+    record_line,
+)
 
 _SCHEMA = (
     """
@@ -39,9 +47,19 @@ CREATE TABLE IF NOT EXISTS usage (
 )""",
     """
 CREATE TABLE IF NOT EXISTS outcomes (
-    task TEXT PRIMARY KEY,   -- the task key: one outcome per task
-    record TEXT NOT NULL     -- records.OutcomeRecord, JSON
+    task TEXT NOT NULL,      -- the task key
+    revision INTEGER NOT NULL,  -- 0 the first outcome, +1 per correction (OutcomeRecord.revision)
+    record TEXT NOT NULL,    -- records.OutcomeRecord, JSON
+    PRIMARY KEY (task, revision)
 )""",
+)
+# A store written before outcomes had revisions kept one row per task (task PRIMARY KEY, record): its rows
+# move into the new table as revision 0, in one transaction.
+_MIGRATE_OUTCOMES = (
+    "ALTER TABLE outcomes RENAME TO outcomes_unrevised",
+    _SCHEMA[2],
+    "INSERT INTO outcomes (task, revision, record) SELECT task, 0, record FROM outcomes_unrevised",
+    "DROP TABLE outcomes_unrevised",
 )
 # Columns added to `decisions` since its first version (a store written before them is migrated in place;
 # its rows keep NULL: decided before records were kept).
@@ -49,6 +67,13 @@ _ADDED_COLUMNS = (
     ("record", "TEXT"),  # records.DecisionRecord, JSON
     ("instance_id", "TEXT"),  # the decision's instance_id (feedback may name a task by it)
 )
+
+
+LATEST_OUTCOMES = (
+    "SELECT record FROM outcomes AS o WHERE revision = "
+    "(SELECT MAX(revision) FROM outcomes WHERE task = o.task) ORDER BY task"
+)
+"""The query of every task's latest outcome revision (the store's and `export.read_store`'s)."""
 
 
 class StoredError(ValueError):
@@ -89,6 +114,7 @@ class StickyStore:
             self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
+            self._migrate_outcomes()
             for statement in _SCHEMA:
                 self._db.execute(statement)
             have = {row[1] for row in self._db.execute("PRAGMA table_info(decisions)")}
@@ -100,6 +126,19 @@ class StickyStore:
         except sqlite3.DatabaseError as exc:
             raise StoredError(f"{path}: not a serve store: {exc}") from None
         self._models: dict[str, str] = dict(rows)
+
+    def _migrate_outcomes(self) -> None:
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(outcomes)")}
+        if not columns or "revision" in columns:
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _MIGRATE_OUTCOMES:
+                self._db.execute(statement)
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     def get(self, task: str) -> str | None:
         return self._models.get(task)
@@ -177,16 +216,30 @@ class StickyStore:
         return TaskUsage(**dict(zip(names, row, strict=True)))
 
     def record_outcome(self, record: OutcomeRecord) -> OutcomeRecord | None:
-        """Commit the task's outcome, unless it has one: then that one is returned, and nothing written."""
+        """Commit the outcome at its (task, revision) unless that revision exists: then the row stored
+        there is returned, and nothing written (INSERT ... ON CONFLICT DO NOTHING: two writers racing
+        for a revision, one wins, no read-then-write window). A correction is the caller's record with
+        revision = the latest + 1 (`outcome`)."""
         with self._lock:
             cursor = self._db.execute(
-                "INSERT INTO outcomes (task, record) VALUES (?, ?) ON CONFLICT (task) DO NOTHING",
-                (record.task, record.model_dump_json()),
+                "INSERT INTO outcomes (task, revision, record) VALUES (?, ?, ?) "
+                "ON CONFLICT (task, revision) DO NOTHING",
+                (record.task, record.revision, record.model_dump_json()),
             )
             if cursor.rowcount == 1:
                 return None
-            row = self._db.execute("SELECT record FROM outcomes WHERE task = ?", (record.task,)).fetchone()
+            row = self._db.execute(
+                "SELECT record FROM outcomes WHERE task = ? AND revision = ?", (record.task, record.revision)
+            ).fetchone()
         return OutcomeRecord.model_validate_json(row[0])
+
+    def outcome(self, task: str) -> OutcomeRecord | None:
+        """The task's latest outcome revision; None: no outcome."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT record FROM outcomes WHERE task = ? ORDER BY revision DESC LIMIT 1", (task,)
+            ).fetchone()
+        return None if row is None else OutcomeRecord.model_validate_json(row[0])
 
     def decisions(self) -> list[DecisionRecord]:
         """Every decision record kept, by task key."""
@@ -197,9 +250,15 @@ class StickyStore:
         return [DecisionRecord.model_validate_json(r[0]) for r in rows]
 
     def outcomes(self) -> list[OutcomeRecord]:
-        """Every outcome kept, by task key."""
+        """The latest outcome revision of every task, by task key (what estimates use)."""
         with self._lock:
-            rows = self._db.execute("SELECT record FROM outcomes ORDER BY task").fetchall()
+            rows = self._db.execute(LATEST_OUTCOMES).fetchall()
+        return [OutcomeRecord.model_validate_json(r[0]) for r in rows]
+
+    def outcome_history(self) -> list[OutcomeRecord]:
+        """Every outcome revision, by (task, revision)."""
+        with self._lock:
+            rows = self._db.execute("SELECT record FROM outcomes ORDER BY task, revision").fetchall()
         return [OutcomeRecord.model_validate_json(r[0]) for r in rows]
 
     def __len__(self) -> int:
@@ -211,12 +270,15 @@ class StickyStore:
 
 
 class DecisionLog:
-    """Appends one record per line, flushed per line: a crash loses no logged line (a kill in the middle
-    of a write may leave the last line unterminated; `feedback.read_log` skips it)."""
+    """Appends one record per line, flushed per line: a crash loses no logged line. A kill in the middle
+    of a write may leave the last line cut; opening the log fences it (`fence_torn_tail`) so the records
+    written after a restart each start on a line of their own (`export.read_log`'s torn-line rule)."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self.fenced = fence_torn_tail(path)
+        """Bytes of the torn last line fenced on opening (0: the log ended cleanly)."""
         self._file: TextIO = path.open("a", encoding="utf-8")
 
     def write(self, record: LogRecord) -> None:
@@ -228,3 +290,39 @@ class DecisionLog:
     def close(self) -> None:
         with self._lock:
             self._file.close()
+
+
+def _torn_tail_bytes(path: Path) -> int:
+    """Bytes after the log's last newline (0: empty, or ends with one)."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return 0
+    if size == 0:
+        return 0
+    with path.open("rb") as fh:
+        step, end = 1 << 16, size
+        while end > 0:
+            start = max(0, end - step)
+            fh.seek(start)
+            chunk = fh.read(end - start)
+            at = chunk.rfind(b"\n")
+            if at >= 0:
+                return size - (start + at + 1)
+            end = start
+    return size
+
+
+def fence_torn_tail(path: Path) -> int:
+    """End a decision log's torn last line (a crash mid-write) with a newline and a `FenceRecord` naming
+    it torn; the number of bytes it had (0: nothing to fence). Nothing is removed: the fragment stays,
+    visible, and readers skip and report it (`export.read_log`)."""
+    torn = _torn_tail_bytes(path)
+    if torn:
+        fence = FenceRecord(
+            time=datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"), torn_bytes=torn
+        )
+        with path.open("ab") as fh:
+            fh.write(b"\n" + record_line(fence).encode("utf-8"))
+            fh.flush()
+    return torn
