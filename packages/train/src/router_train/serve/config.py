@@ -73,6 +73,15 @@ class FeedbackConfig(FrozenModel):
     start."""
 
 
+class AdminConfig(FrozenModel):
+    """`[admin]`: the admin routes (`GET /dashboard`), behind their own bearer token."""
+
+    token_env: str = Field(min_length=1)
+    """Environment variable holding the bearer token of the admin routes (/admin/*, /dashboard): a request
+    without `Authorization: Bearer <token>` gets 401. The token is never in the file; an unset variable is
+    refused at start."""
+
+
 class ExploreConfig(FrozenModel):
     """`[explore]`: route a share of new tasks to a uniformly drawn pool model, so that every model's
     outcomes are seen (and the logged propensities let a log judge other routers off-policy)."""
@@ -93,9 +102,11 @@ class ServeConfig(FrozenModel):
     checkpoint, or an endpoint and model for an LLM router)."""
     upstreams: dict[str, UpstreamConfig]
     """One upstream per pool model id (the TOML table `[upstreams."<pool model id>"]`)."""
-    store: Path = Path("serve-state/decisions.sqlite")
-    """SQLite file keeping each task's routed model, so a task stays on it across restarts (created if
-    missing; relative paths are from the working directory)."""
+    store: str = Field(default="serve-state/decisions.sqlite", min_length=1)
+    """Where each task's decision, usage and outcomes are kept, so a task stays on its model across
+    restarts: a SQLite file (the embedded default; created if missing, relative paths from the working
+    directory), or a PostgreSQL URL `postgresql://user@host:port/db` that several replicas share (schema
+    created at start; a password is better given in PGPASSWORD than in the file)."""
     decision_log: Path = Path("serve-state/decisions.jsonl")
     """JSON Lines log, appended: one line per routing decision, fallback used, router error, routed
     answer's usage and outcome (`serve.records`)."""
@@ -103,6 +114,8 @@ class ServeConfig(FrozenModel):
     """`[feedback]`: enables `POST /v1/feedback` (absent: the route does not exist, 404)."""
     explore: ExploreConfig | None = None
     """`[explore]`: exploration of new tasks (absent: every task goes to the router's pick)."""
+    admin: AdminConfig | None = None
+    """`[admin]`: enables the admin routes, `GET /dashboard` (absent: they do not exist, 404)."""
 
     @model_validator(mode="after")
     def _fallbacks_known(self) -> ServeConfig:
@@ -147,6 +160,8 @@ def check_serves_pool(config: ServeConfig, pool: list[str], path: str | os.PathL
             )
     if config.feedback is not None and not os.environ.get(config.feedback.token_env):
         raise ServeConfigError(f"{path}: feedback.token_env: variable {config.feedback.token_env} is not set")
+    if config.admin is not None and not os.environ.get(config.admin.token_env):
+        raise ServeConfigError(f"{path}: admin.token_env: variable {config.admin.token_env} is not set")
 
 
 def api_key(up: UpstreamConfig) -> str | None:
@@ -159,3 +174,11 @@ def feedback_token(config: ServeConfig) -> str | None:
     if config.feedback is None:
         return None
     return os.environ.get(config.feedback.token_env) or None
+
+
+def admin_token(config: ServeConfig) -> str | None:
+    """The bearer token the admin routes' requests must carry; None without `[admin]` (or an unset
+    variable, which `check_serves_pool` refuses at start)."""
+    if config.admin is None:
+        return None
+    return os.environ.get(config.admin.token_env) or None

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from router_oracle.text_file import read_text_file
 from router_oracle.validation_message import one_line
 from router_train.serve.records import DecisionRecord, OutcomeRecord, RecordError, parse_record
+from router_train.serve.store_api import StoreUnavailable, store_url
 
 STORE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 """A file with one of these suffixes is read as serve's store; anything else as its decision log."""
@@ -86,8 +87,23 @@ def read_store(path: str | os.PathLike[str]) -> ServeRecords:
     return ServeRecords({d.task: d for d in ds}, {o.task: o for o in os_})
 
 
+def read_postgres(url: str) -> ServeRecords:
+    """A PostgreSQL store's decisions and outcomes (each task's latest revision)."""
+    from router_train.serve.store_postgres import read_rows  # psycopg only for a PostgreSQL store
+
+    try:
+        decisions, history = read_rows(url)
+    except (StoreUnavailable, ValidationError) as exc:
+        raise FeedbackInputError(str(exc) if isinstance(exc, StoreUnavailable) else one_line(exc)) from None
+    return ServeRecords({d.task: d for d in decisions}, {o.task: o for o in history})
+
+
 def read_records(path: str | os.PathLike[str]) -> ServeRecords:
-    """A store (`.sqlite`, `.sqlite3`, `.db`) or a decision log (anything else)."""
+    """A PostgreSQL store (`postgresql://...`), a SQLite store (`.sqlite`, `.sqlite3`, `.db`) or a
+    decision log (anything else)."""
+    url = store_url(path)
+    if url is not None:
+        return read_postgres(url)
     if Path(path).suffix.lower() in STORE_SUFFIXES:
         return read_store(path)
     return read_log(path)
