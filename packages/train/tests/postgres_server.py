@@ -126,12 +126,12 @@ class PostgresServer:
 
 
 @contextmanager
-def postgres_server() -> Iterator[PostgresServer]:
-    """A fresh cluster, started; stopped and removed on exit. Skips (or fails, see `require_postgres`)
-    where PostgreSQL is not installed."""
-    require_postgres()
+def cluster() -> Iterator[PostgresServer]:
+    """A fresh cluster, started; stopped and removed on exit (also for the benchmarks, without pytest's
+    skip: there a missing PostgreSQL is a RuntimeError naming the install line)."""
     bin_dir = _bin_dir()
-    assert bin_dir is not None
+    if bin_dir is None:
+        raise RuntimeError(f"PostgreSQL is not installed: {POSTGRES_INSTALL}")
     user = "postgres" if os.geteuid() == 0 else None
     data = Path(tempfile.mkdtemp(prefix="router-pg-"))
     if user is not None:
@@ -156,6 +156,14 @@ def postgres_server() -> Iterator[PostgresServer]:
         with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):  # never started, or stopped
             server.stop("immediate")
         shutil.rmtree(data, ignore_errors=True)
+
+
+@contextmanager
+def postgres_server() -> Iterator[PostgresServer]:
+    """`cluster()` for a test: skips (or fails, see `require_postgres`) where PostgreSQL is not installed."""
+    require_postgres()
+    with cluster() as server:
+        yield server
 
 
 @pytest.fixture(scope="module")

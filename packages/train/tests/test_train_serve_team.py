@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import postgres_server
 import pytest
 import tomli_w
 from postgres_server import PostgresServer, fresh_database, postgres  # noqa: F401  (the fixture)
@@ -147,6 +148,18 @@ def test_unreachable_database_is_one_line_with_the_password_masked(
     assert main(["feedback", url]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "s3cret" not in err and "cannot read the PostgreSQL store" in err
+
+
+def test_missing_postgres_skips_naming_the_install_line_and_fails_in_ci(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(postgres_server, "_bin_dir", lambda: None)
+    monkeypatch.delenv(postgres_server.REQUIRE_SERVICES_VAR, raising=False)
+    with pytest.raises(pytest.skip.Exception, match="apt-get install -y postgresql"):
+        postgres_server.require_postgres()
+    monkeypatch.setenv(postgres_server.REQUIRE_SERVICES_VAR, "1")
+    with pytest.raises(pytest.fail.Exception, match="ROUTER_REQUIRE_SERVICES is set"):
+        postgres_server.require_postgres()
 
 
 # --- the PostgreSQL store ------------------------------------------------------------------------
