@@ -44,7 +44,7 @@ from postgres_server import PostgresServer, cluster
 from serve_harness import TOKEN, Serve, bundled_table, free_port, router_train, write_config
 
 from router_train.serve.export import read_records
-from router_train.serve.store_api import open_store
+from router_train.serve.store_open import open_store
 
 AUTH = {"authorization": f"Bearer {TOKEN}"}
 RETRY_S = 0.2

@@ -46,7 +46,8 @@ from router_train.route import Router
 from router_train.serve import MODEL_HEADER, TASK_HEADER
 from router_train.serve.export import read_records
 from router_train.serve.records import DecisionRecord, OutcomeRecord
-from router_train.serve.store_api import StoreUnavailable, masked, open_store, store_url
+from router_train.serve.store_api import StoreUnavailable, masked, store_url
+from router_train.serve.store_open import open_store
 
 FEEDBACK_ENV = "SERVE_TEAM_TEST_FEEDBACK"
 ADMIN_ENV = "SERVE_TEAM_TEST_ADMIN"

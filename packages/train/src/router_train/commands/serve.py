@@ -25,7 +25,8 @@ from router_train.commands import summary
 from router_train.route import load_router
 from router_train.serve import build_app, check_serves_pool, read_config
 from router_train.serve.app import Proxy, ReloadRefused
-from router_train.serve.store_api import masked, open_store
+from router_train.serve.store_api import masked
+from router_train.serve.store_open import open_store
 
 SHUTDOWN_GRACE_S = 5
 """After Ctrl-C, seconds requests in flight may still take before the server stops anyway."""

@@ -52,7 +52,8 @@ from router_train.serve.records import (
     UsageRecord,
 )
 from router_train.serve.store import DecisionLog
-from router_train.serve.store_api import Store, StoreUnavailable, open_store
+from router_train.serve.store_api import Store, StoreUnavailable
+from router_train.serve.store_open import open_store
 from router_train.serve.usage import StreamMeter, Tokens, body_usage
 
 MODEL_HEADER = "x-router-model"

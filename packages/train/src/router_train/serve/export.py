@@ -20,6 +20,7 @@ from router_oracle.text_file import read_text_file
 from router_oracle.validation_message import one_line
 from router_train.serve.records import DecisionRecord, OutcomeRecord, RecordError, parse_record
 from router_train.serve.store_api import StoreUnavailable, store_url
+from router_train.serve.store_postgres import read_rows
 
 STORE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 """A file with one of these suffixes is read as serve's store; anything else as its decision log."""
@@ -89,8 +90,6 @@ def read_store(path: str | os.PathLike[str]) -> ServeRecords:
 
 def read_postgres(url: str) -> ServeRecords:
     """A PostgreSQL store's decisions and outcomes (each task's latest revision)."""
-    from router_train.serve.store_postgres import read_rows  # psycopg only for a PostgreSQL store
-
     try:
         decisions, history = read_rows(url)
     except (StoreUnavailable, ValidationError) as exc:

@@ -1,6 +1,6 @@
 """The store seam: what serve keeps per task (decision, usage, outcome revisions) behind one protocol, and
-which backend a `store` location opens — a SQLite file (the embedded default) or a PostgreSQL URL (a team's
-replicas on one database, `store_postgres`).
+how a `store` location is told apart — a SQLite file (the embedded default) or a PostgreSQL URL (a team's
+replicas on one database, `store_postgres`); `store_open.open_store` opens either.
 
 Both backends claim a task's decision first-wins (INSERT ... ON CONFLICT DO NOTHING, then the stored row is
 the answer) and keep outcomes as history keyed by (task, revision) (contract A in `StickyStore`'s docstrings).
@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 from typing import Protocol
 
 from router_train.serve.records import DecisionRecord, OutcomeRecord, UsageRecord
-from router_train.serve.store import StickyStore, TaskUsage
+from router_train.serve.store import TaskUsage
 
 URL_SCHEMES = ("postgresql://", "postgres://")
 """A `store` starting with one of these is a PostgreSQL URL; anything else is a SQLite file's path."""
@@ -89,14 +88,3 @@ def store_url(location: str | os.PathLike[str]) -> str | None:
 def masked(url: str) -> str:
     """The URL with its password (if any) shown as `***`: what a message may name."""
     return re.sub(r"^([a-z]+://[^:/@]*):[^@/]*@", r"\1:***@", url)
-
-
-def open_store(location: str | os.PathLike[str]) -> Store:
-    """The backend `location` names: a PostgreSQL URL (schema created or migrated now; one line naming the
-    masked URL when it cannot connect) or a SQLite file (created if missing)."""
-    url = store_url(location)
-    if url is not None:
-        from router_train.serve.store_postgres import PostgresStore  # psycopg only for a PostgreSQL store
-
-        return PostgresStore(url)
-    return StickyStore(Path(location))
