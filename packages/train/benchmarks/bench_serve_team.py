@@ -43,6 +43,7 @@ from bench_serve import _pct, _request, _stub
 from postgres_server import PostgresServer, cluster
 from serve_harness import TOKEN, Serve, bundled_table, free_port, router_train, write_config
 
+from router_train.serve.app import UPSTREAM_KEEPALIVE_S
 from router_train.serve.export import read_records
 from router_train.serve.store_open import open_store
 
@@ -145,7 +146,10 @@ async def _load(
     urls = [r.url for r in replicas]
     gate = asyncio.Semaphore(args.concurrency)
     done = [0]
-    limits = httpx.Limits(max_connections=args.concurrency * 2)
+    # Idle connections dropped after 2 s, below uvicorn's 5 s keep-alive: with httpx's default (also 5 s) a
+    # connection is now and then reused just as the replica closes it (a ReadError no proxy can prevent;
+    # serve's own upstream clients do the same, serve.app.UPSTREAM_KEEPALIVE_S).
+    limits = httpx.Limits(max_connections=args.concurrency * 2, keepalive_expiry=UPSTREAM_KEEPALIVE_S)
     async with httpx.AsyncClient(timeout=60, limits=limits) as client:
 
         async def one(i: int) -> None:
