@@ -25,7 +25,7 @@ bwrap_visible() {
 
 run_tests() {
   rm -rf "$reports"
-  env -u ROUTER_REQUIRE_SANDBOX -u ROUTER_PRIME_RL_PYTHON -u UV_CACHE_DIR \
+  env -u ROUTER_REQUIRE_SANDBOX -u ROUTER_REQUIRE_SERVICES -u ROUTER_PRIME_RL_PYTHON -u UV_CACHE_DIR \
     ./pants --no-pantsd test --force --test-report --test-report-dir="$reports" ::
 }
 

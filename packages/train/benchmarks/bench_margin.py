@@ -50,7 +50,9 @@ def main() -> None:
     from router_train.evaluate.fitted import fit_partitions
     from router_train.local.config import LocalTrainConfig
     from router_train.local.fitter import LOCAL_ROUTER_NAME
+    from router_train.route.kinds import baseline as baseline_kind
     from router_train.route.kinds import fitters_for
+    from router_train.route.kinds import local as local_kind
     from router_train.route.kinds.kind import FitRequest
 
     t0 = time.perf_counter()
@@ -58,7 +60,7 @@ def main() -> None:
     seeds = [int(s) for s in args.fold_seeds.split(",")]
     parts = fold_partitions(table, str(args.table), args.folds, seeds)
     local = [(LOCAL_ROUTER_NAME, LocalTrainConfig())] if args.local else []
-    request = FitRequest(table, table.tasks, True, local, False)
+    request = FitRequest(table, table.tasks, {baseline_kind.KIND_NAME: True, local_kind.KIND_NAME: local})
     scores: list[list] = []  # type: ignore[type-arg]
     fit_partitions(parts, fitters_for(request), 0, jobs=1, progress=True, scores=scores)
     fit_s = time.perf_counter() - t0

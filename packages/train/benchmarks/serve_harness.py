@@ -143,7 +143,7 @@ class Serve:
 
     def __init__(self, config: Path, port: int, log: Path) -> None:
         self.url = f"http://127.0.0.1:{port}"
-        self.log = log
+        self.config, self.port, self.log = config, port, log
         cmd = [sys.executable, "-m", "router_train.cli", "serve", str(config), "--port", str(port)]
         with log.open("w", encoding="utf-8") as err:
             self.proc = subprocess.Popen(cmd, env=child_env(), stdout=err, stderr=err, text=True)

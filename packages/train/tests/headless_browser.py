@@ -18,10 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-REQUIRE_SERVICES_VAR = "ROUTER_REQUIRE_SERVICES"
-"""Set (to anything non-empty) by `.ci/run`: a test needing a real service that would skip fails instead."""
+from required_service import skip_or_fail
 
 CHROMIUM_INSTALL = "sudo apt-get install -y chromium chromium-driver"
 """The install line a skipped browser test names (Debian)."""
@@ -57,16 +54,7 @@ def browser_problem() -> str | None:
 def require_browser() -> None:
     """Skip the calling test where no headless Chromium can be driven, saying why; fail instead where
     $ROUTER_REQUIRE_SERVICES is set."""
-    problem = browser_problem()
-    if problem is None:
-        return
-    if os.environ.get(REQUIRE_SERVICES_VAR):
-        pytest.fail(
-            f"{REQUIRE_SERVICES_VAR} is set (as .ci/run sets it): the browser tests may not skip, and "
-            f"there is no browser here: {problem}",
-            pytrace=False,
-        )
-    pytest.skip(problem)
+    skip_or_fail("the browser tests", browser_problem())
 
 
 @contextmanager

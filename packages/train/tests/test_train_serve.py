@@ -34,6 +34,7 @@ from serve_stubs import (
     write_config,
 )
 
+from router_oracle.file_hash import sha256_file
 from router_train.cli import main
 from router_train.route import Router, RouteTask
 from router_train.serve import MODEL_HEADER, REPO_HEADER, TASK_ID_HEADER, task_key
@@ -220,7 +221,13 @@ def test_models_health_and_direct_pool_models(
         c = client(server)
         assert [m.id for m in c.models.list()] == ["router", *router.pool]
         health = httpx.get(f"{server.url}/health").json()
-        assert health == {"status": "ok", "router": router.name, "pool": router.pool, "tasks": 0}
+        assert health == {
+            "status": "ok",
+            "router": router.name,
+            "checkpoint_sha256": sha256_file(checkpoint),
+            "pool": router.pool,
+            "tasks": 0,
+        }
         for model_id in router.pool:  # asked for by name: served by that upstream, not routed
             assert ask(c, conversation("anything at all", 0), model=model_id) == (
                 f"I am up-{model_id}",

@@ -21,6 +21,7 @@ from typing import Any
 import headless_browser
 import httpx
 import pytest
+import required_service
 import tomli_w
 from headless_browser import chromium
 from serve_stubs import (
@@ -367,10 +368,10 @@ def test_without_chromium_the_browser_test_skips_naming_the_install_line_or_fail
     assert headless_browser.browser_problem() == (
         "chromium not installed: sudo apt-get install -y chromium chromium-driver"
     )
-    monkeypatch.delenv(headless_browser.REQUIRE_SERVICES_VAR, raising=False)
+    monkeypatch.delenv(required_service.REQUIRE_SERVICES_VAR, raising=False)
     with pytest.raises(pytest.skip.Exception, match="apt-get install -y chromium chromium-driver"):
         headless_browser.require_browser()
-    monkeypatch.setenv(headless_browser.REQUIRE_SERVICES_VAR, "1")
+    monkeypatch.setenv(required_service.REQUIRE_SERVICES_VAR, "1")
     with pytest.raises(pytest.fail.Exception, match="ROUTER_REQUIRE_SERVICES is set"):
         headless_browser.require_browser()
 

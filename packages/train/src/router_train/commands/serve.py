@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -26,6 +27,9 @@ from router_train.route import load_router
 from router_train.route.operating_point import point_lines
 from router_train.route.router import ScoringRouter
 from router_train.serve import build_app, check_serves_pool, read_config
+from router_train.serve.app import Proxy, ReloadRefused
+from router_train.serve.store_api import masked
+from router_train.serve.store_open import open_store
 
 SHUTDOWN_GRACE_S = 5
 """After Ctrl-C, seconds requests in flight may still take before the server stops anyway."""
@@ -41,6 +45,9 @@ class Options(FrozenModel):
     """address to listen on"""
     port: Port = 8000
     """port to listen on, 0-65535"""
+    store: str | None = None
+    """where decisions and outcomes are kept, overriding the config's `store`: a SQLite file, or a
+    postgresql:// URL that several replicas share"""
 
 
 def register(sub: Any) -> None:
@@ -57,7 +64,7 @@ def register(sub: Any) -> None:
         ),
     )
     field_flag(p, Options, "config", "config", metavar="CONFIG.toml")
-    for name in ("host", "port"):
+    for name in ("host", "port", "store"):
         field_flag(p, Options, name)
     p.set_defaults(func=run)
 
@@ -87,20 +94,52 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _reload_on_sighup(proxy: Proxy) -> None:
+    """SIGHUP: load the config's checkpoint again and swap it in for new tasks (`Proxy.reload`); a
+    refused one is one line on stderr, and the old router serves on."""
+    loop = asyncio.get_running_loop()
+    pending: set[asyncio.Task[None]] = set()
+
+    async def reload() -> None:
+        try:
+            serving = await proxy.reload()
+        except ReloadRefused as exc:
+            print(f"router-train serve: reload refused: {exc}", file=sys.stderr, flush=True)
+            return
+        print(
+            f"router-train serve: reloaded {serving.checkpoint} (sha256 {serving.checkpoint_sha256})",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def on_hup() -> None:
+        task = loop.create_task(reload())
+        pending.add(task)  # a reference until done (the loop keeps only weak ones)
+        task.add_done_callback(pending.discard)
+
+    loop.add_signal_handler(signal.SIGHUP, on_hup)
+
+
 def run(args: argparse.Namespace) -> int:
     # Every bad input raises ValueError (ServeConfigError, the route API's RouteError): one line, exit 2.
     options = options_of(Options, args)
     config = read_config(options.config)
+    if options.store is not None:
+        config = config.model_copy(update={"store": options.store})
     router = load_router(config.router)
     check_serves_pool(config, list(router.pool), options.config)
+    # The store is opened (created or migrated) once here: a database that cannot be reached is one line
+    # and exit 2 before listening, not a traceback from inside the server's startup.
+    open_store(config.store).close()
     sock = bind(options.host, options.port)
-    app = add_dashboard(build_app(config, router))
+    app = add_dashboard(build_app(config, router, on_ready=_reload_on_sighup))
     if isinstance(router, ScoringRouter):  # a refused budget or dial: one line at load (and in each record)
         for line in point_lines(router.point, getattr(config.router, "budget", None)):
             print(f"router-train serve: {line}", file=sys.stderr)
     print(
         f"router-train serve: router {router.name} over {', '.join(router.pool)} on "
-        f"http://{options.host}:{options.port}/v1 (model `router`; decisions in {config.decision_log})",
+        f"http://{options.host}:{options.port}/v1 (model `router`; store {masked(config.store)}; "
+        f"log {config.decision_log}; SIGHUP reloads the checkpoint)",
         file=sys.stderr,
     )
     # Ctrl-C lets requests in flight finish for at most SHUTDOWN_GRACE_S (an upstream may take minutes).

@@ -67,7 +67,7 @@ def page(proxy: Proxy, cache: EstimateCache) -> str:
     """The dashboard's HTML, now (blocking: run it in a worker thread)."""
     d = dashboard(
         store_records(proxy),
-        router=proxy.router.name,
+        router=proxy.serving.router.name,
         pool=proxy.pool,
         serving_sha256=proxy.checkpoint_sha256,
         now=datetime.now(UTC),

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import anyio.to_thread  # pants: no-infer-dep (installed with starlette, which depends on it)
@@ -24,11 +25,24 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from router_oracle.file_hash import sha256_file
-from router_train.route import CheckpointSpec, Decision, EndpointError, Router, RouteTask
+from router_train.route import CheckpointSpec, Decision, EndpointError, Router, RouteTask, load_router
 from router_train.route.task import REPO_PATTERN, issue_id
-from router_train.serve.config import ROUTER_MODEL, ServeConfig, UpstreamConfig, api_key, feedback_tokens
+from router_train.serve.config import (
+    ROUTER_MODEL,
+    ServeConfig,
+    UpstreamConfig,
+    admin_token,
+    api_key,
+    feedback_tokens,
+)
 from router_train.serve.explore import serve_choice
-from router_train.serve.feedback import FEEDBACK_PATH, FeedbackRequest, parse_feedback, token_source
+from router_train.serve.feedback import (
+    FEEDBACK_PATH,
+    FeedbackRequest,
+    authorized,
+    parse_feedback,
+    token_source,
+)
 from router_train.serve.identity import (
     REPO_HEADER,
     TASK_ID_HEADER,
@@ -46,7 +60,9 @@ from router_train.serve.records import (
     RouterErrorRecord,
     UsageRecord,
 )
-from router_train.serve.store import DecisionLog, StickyStore
+from router_train.serve.store import DecisionLog
+from router_train.serve.store_api import Store, StoreUnavailable
+from router_train.serve.store_open import open_store
 from router_train.serve.usage import StreamMeter, Tokens, body_usage
 
 MODEL_HEADER = "x-router-model"
@@ -132,6 +148,26 @@ class UpstreamFailure(Exception):
         self.retryable = retryable
 
 
+RELOAD_PATH = "/admin/reload"
+"""The admin route that swaps in a new router checkpoint (present only with an `[admin]` table)."""
+
+
+@dataclass(frozen=True)
+class Serving:
+    """What new tasks are routed with: one immutable object, swapped whole by a hot refit (`Proxy.reload`);
+    a request reads it once, so a decision's model and checkpoint_sha256 always come from one router."""
+
+    router: Router
+    checkpoint_sha256: str | None
+    """sha256 hex of the checkpoint file the router was loaded from (None: an LLM router)."""
+    checkpoint: Path | None
+    """That file (None: an LLM router)."""
+
+
+class ReloadRefused(ValueError):
+    """A checkpoint a hot refit will not swap in (one line); the serving router is kept."""
+
+
 @dataclass(frozen=True)
 class Routed:
     model: str
@@ -144,22 +180,34 @@ class Proxy:
 
     def __init__(self, config: ServeConfig, router: Router) -> None:
         self.config = config
-        self.router = router
         self.pool: list[str] = list(router.pool)
-        self._store: StickyStore | None = None
+        self._store: Store | None = None
         self._log: DecisionLog | None = None
         # One routing per task at a time: a second first-request of the same task waits for the first's
         # decision instead of routing again (and perhaps differently, for a sampling router).
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._clients: dict[str, httpx.AsyncClient] = {}
         spec = config.router
-        self.checkpoint_sha256 = sha256_file(spec.checkpoint) if isinstance(spec, CheckpointSpec) else None
-        """sha256 of the router's checkpoint file, written in every decision (None: an LLM router)."""
+        checkpoint = spec.checkpoint if isinstance(spec, CheckpointSpec) else None
+        self.serving = Serving(router, sha256_file(checkpoint) if checkpoint else None, checkpoint)
+        """The router new tasks are routed with (replaced whole by `reload`)."""
+        self._reloading = asyncio.Lock()
         self.feedback_tokens = feedback_tokens(config)
         """Source name -> bearer token of `POST /v1/feedback` (empty without `[feedback]`)."""
+        self.admin_token = admin_token(config)
 
     @property
-    def store(self) -> StickyStore:
+    def router(self) -> Router:
+        """The router new tasks are routed with now."""
+        return self.serving.router
+
+    @property
+    def checkpoint_sha256(self) -> str | None:
+        """sha256 of the serving router's checkpoint file, written in every decision (None: an LLM router)."""
+        return self.serving.checkpoint_sha256
+
+    @property
+    def store(self) -> Store:
         assert self._store is not None, "the proxy has not started"
         return self._store
 
@@ -169,7 +217,7 @@ class Proxy:
         return self._log
 
     async def start(self) -> None:
-        self._store = StickyStore(self.config.store)
+        self._store = open_store(self.config.store)
         self._log = DecisionLog(self.config.decision_log)
         for model_id, up in self.config.upstreams.items():
             key = api_key(up)
@@ -192,8 +240,16 @@ class Proxy:
     # --- endpoints -------------------------------------------------------------------------------
 
     async def health(self, request: Request) -> Response:
+        serving = self.serving
+        available = getattr(self.store, "available", True)
         return JSONResponse(
-            {"status": "ok", "router": self.router.name, "pool": self.pool, "tasks": len(self.store)}
+            {
+                "status": "ok" if available else "store unavailable",
+                "router": serving.router.name,
+                "checkpoint_sha256": serving.checkpoint_sha256,
+                "pool": self.pool,
+                "tasks": len(self.store),
+            }
         )
 
     async def models(self, request: Request) -> Response:
@@ -215,6 +271,8 @@ class Proxy:
             return error_response(400, str(exc), "invalid_request_error")
         except NoRoute as exc:
             return error_response(502, str(exc), "router_error")
+        except StoreUnavailable as exc:  # a new task, and no database to claim it in: the client retries
+            return error_response(503, str(exc), "service_unavailable", {"retry-after": "1"})
         headers = {MODEL_HEADER: routed.model}
         if routed.task is not None:
             headers[TASK_HEADER] = routed.task
@@ -279,28 +337,39 @@ class Proxy:
             # is known; else one derived from the task key.
             instance_id = task_id or (issue_id(repo, issue) if repo else f"serve-{key[:16]}")
             task = RouteTask(instance_id=instance_id, repo=repo, problem_statement=issue)
+            serving = self.serving  # read once: a hot refit during this routing does not mix two routers
             started = time.perf_counter()
             try:
                 # In a worker thread: a local router computes for a few ms, an endpoint router waits on
                 # an LLM for seconds; neither may stall the requests of other tasks.
-                decision = await anyio.to_thread.run_sync(self.router.route, task)
+                decision = await anyio.to_thread.run_sync(serving.router.route, task)
             except Exception as exc:  # an endpoint's EndpointError, or any router bug: JSON 502, keep serving
                 error = str(exc) if isinstance(exc, EndpointError) else f"{type(exc).__name__}: {exc}"
                 self.log.write(RouterErrorRecord(time=_now(), task=key, error=error))
                 raise NoRoute(f"the router failed: {error}") from None
             latency_ms = (time.perf_counter() - started) * 1000
-            record = self._decision(key, decision, latency_ms, task)
-            self.log.write(record)
+            record = self._decision(key, decision, latency_ms, task, serving.checkpoint_sha256)
             if record.model is None:
+                self.log.write(record)
                 raise NoRoute(
                     f"the router gave no route for this task: {decision.reason or decision.model!r}"
                 )
-            self.store.put(record)
-            return Routed(record.model, key)
+            if stored is None:
+                # First wins across replicas: another one may have claimed the task meanwhile.
+                kept = self.store.claim(record)
+            else:
+                self.store.put(record)  # the stored model left the pool: routed again
+                kept = record
+            if kept is record:
+                self.log.write(record)  # after the commit: a logged decision is the stored one
+            assert kept.model is not None
+            return Routed(kept.model, key)
 
-    def _decision(self, key: str, decision: Decision, latency_ms: float, task: RouteTask) -> DecisionRecord:
+    def _decision(
+        self, key: str, decision: Decision, latency_ms: float, task: RouteTask, checkpoint_sha256: str | None
+    ) -> DecisionRecord:
         """The record of a new task's decision: the router's, or an exploration draw's (`[explore]`), with
-        the text routed on as `[feedback]` keeps it (`identity.kept_text`)."""
+        the text routed on as `[feedback]` keeps it (`identity.kept_text`) and the checkpoint it came from."""
         pick = decision.model if decision.model in self.config.upstreams else None
         text, digest = kept_text(task.problem_statement, self.config.feedback)
         explore = self.config.explore
@@ -315,7 +384,7 @@ class Proxy:
             router_model=pick,
             explored=served.explored,
             propensity=served.propensity,
-            checkpoint_sha256=self.checkpoint_sha256,
+            checkpoint_sha256=checkpoint_sha256,
             repo=task.repo,
             issue_text=text,
             issue_sha256=digest,
@@ -363,7 +432,14 @@ class Proxy:
 
     async def feedback(self, request: Request) -> Response:
         """`POST /v1/feedback`: a task's outcome, committed once (the same one again: 200, another: 409),
-        or corrected by a source of `[feedback] correctors` (`"correction": true`: a new revision)."""
+        or corrected by a source of `[feedback] correctors` (`"correction": true`: a new revision); 503
+        while the store's database cannot be reached (nothing is acknowledged that is not committed)."""
+        try:
+            return await self._feedback(request)
+        except StoreUnavailable as exc:
+            return error_response(503, str(exc), "service_unavailable", {"retry-after": "1"})
+
+    async def _feedback(self, request: Request) -> Response:
         feedback = self.config.feedback
         assert feedback is not None, "the route exists only with [feedback]"
         source = token_source(request.headers.get("authorization"), self.feedback_tokens)
@@ -445,6 +521,76 @@ class Proxy:
             f"task {report.task!r}: another outcome was recorded at revision {kept.revision} meanwhile; "
             "read it and send again",
             "conflict",
+        )
+
+    # --- hot refit ---------------------------------------------------------------------------------
+
+    async def reload(self, checkpoint: Path | None = None) -> Serving:
+        """Load the config's checkpoint again (or `checkpoint`) and swap it in for new tasks; decided
+        tasks keep their model. A checkpoint that cannot be loaded, or routes another pool, raises
+        `ReloadRefused` (one line) and the serving router is kept."""
+        spec = self.config.router
+        if not isinstance(spec, CheckpointSpec):
+            raise ReloadRefused("the router is an LLM behind an endpoint, not a checkpoint: nothing to load")
+        if checkpoint is not None:
+            spec = spec.model_copy(update={"checkpoint": checkpoint})
+        async with self._reloading:
+            try:
+                before = await anyio.to_thread.run_sync(sha256_file, spec.checkpoint)
+                router = await anyio.to_thread.run_sync(load_router, spec)
+                after = await anyio.to_thread.run_sync(sha256_file, spec.checkpoint)
+            except Exception as exc:  # any load failure: refused, one line, the old router serves on
+                message = f"{spec.checkpoint}: not loaded, the old router serves on: {exc}"
+                raise ReloadRefused(message) from None
+            if before != after:
+                raise ReloadRefused(f"{spec.checkpoint}: changed while it was loaded; send the reload again")
+            if sorted(router.pool) != sorted(self.pool):
+                raise ReloadRefused(
+                    f"{spec.checkpoint}: routes the pool {sorted(router.pool)}, not the served "
+                    f"{sorted(self.pool)}; the serving router is kept"
+                )
+            self.serving = Serving(router, after, spec.checkpoint)  # one assignment: atomic for readers
+        return self.serving
+
+    async def admin_reload(self, request: Request) -> Response:
+        """`POST /admin/reload` (admin token): body empty or `{"checkpoint": "PATH"}`; 200 with the new
+        router's checkpoint and sha256, 422 when refused (the old one keeps serving)."""
+        assert self.admin_token is not None, "the route exists only with [admin]"
+        if not authorized(request.headers.get("authorization"), self.admin_token):
+            return error_response(
+                401,
+                "admin routes need `Authorization: Bearer <token>` with the token of [admin] token_env",
+                "authentication_error",
+                {"www-authenticate": "Bearer"},
+            )
+        try:
+            raw = await read_body(request)
+        except BodyRefused as exc:
+            return error_response(exc.status, str(exc), "invalid_request_error")
+        try:
+            body = json.loads(raw) if raw.strip() else {}
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            return error_response(400, f"the reload body is not valid JSON: {exc}", "invalid_request_error")
+        path = body.get("checkpoint") if isinstance(body, dict) else None
+        if not isinstance(body, dict) or set(body) - {"checkpoint"} or not isinstance(path, str | None):
+            message = 'the reload body is {} or {"checkpoint": "PATH"}'
+            return error_response(400, message, "invalid_request_error")
+        try:
+            serving = await self.reload(Path(path) if path else None)
+        except ReloadRefused as exc:
+            print(f"router-train serve: reload refused: {exc}", file=sys.stderr, flush=True)
+            return error_response(422, str(exc), "reload_refused")
+        print(
+            f"router-train serve: reloaded {serving.checkpoint} (sha256 {serving.checkpoint_sha256})",
+            file=sys.stderr,
+            flush=True,
+        )
+        return JSONResponse(
+            {
+                "router": serving.router.name,
+                "checkpoint": str(serving.checkpoint),
+                "checkpoint_sha256": serving.checkpoint_sha256,
+            }
         )
 
     # --- forwarding -------------------------------------------------------------------------------
@@ -582,6 +728,8 @@ def build_app(
     ]
     if config.feedback is not None:
         routes.append(Route(FEEDBACK_PATH, guarded(proxy.feedback), methods=["POST"]))
+    if config.admin is not None:
+        routes.append(Route(RELOAD_PATH, guarded(proxy.admin_reload), methods=["POST"]))
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.proxy = proxy
     return app

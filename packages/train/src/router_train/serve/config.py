@@ -115,7 +115,7 @@ class FeedbackConfig(FrozenModel):
 
 
 class AdminConfig(FrozenModel):
-    """`[admin]`: the admin routes (`GET /dashboard`), behind their own bearer token."""
+    """`[admin]`: the admin routes (`GET /dashboard`, `POST /admin/reload`), behind their own bearer token."""
 
     token_env: str = Field(min_length=1)
     """Environment variable holding the bearer token of the admin routes (/admin/*, /dashboard): a request
@@ -143,9 +143,11 @@ class ServeConfig(FrozenModel):
     checkpoint, or an endpoint and model for an LLM router)."""
     upstreams: dict[str, UpstreamConfig]
     """One upstream per pool model id (the TOML table `[upstreams."<pool model id>"]`)."""
-    store: Path = Path("serve-state/decisions.sqlite")
-    """SQLite file keeping each task's routed model, so a task stays on it across restarts (created if
-    missing; relative paths are from the working directory)."""
+    store: str = Field(default="serve-state/decisions.sqlite", min_length=1)
+    """Where each task's decision, usage and outcomes are kept, so a task stays on its model across
+    restarts: a SQLite file (the embedded default; created if missing, relative paths from the working
+    directory), or a PostgreSQL URL `postgresql://user@host:port/db` that several replicas share (schema
+    created at start; a password is better given in PGPASSWORD than in the file)."""
     decision_log: Path = Path("serve-state/decisions.jsonl")
     """JSON Lines log, appended: one line per routing decision, fallback used, router error, routed
     answer's usage and outcome (`serve.records`)."""
@@ -154,7 +156,8 @@ class ServeConfig(FrozenModel):
     explore: ExploreConfig | None = None
     """`[explore]`: exploration of new tasks (absent: every task goes to the router's pick)."""
     admin: AdminConfig | None = None
-    """`[admin]`: enables the admin routes, `GET /dashboard` (absent: they do not exist, 404)."""
+    """`[admin]`: enables the admin routes, `GET /dashboard` and `POST /admin/reload` (absent: they do not
+    exist, 404)."""
 
     @model_validator(mode="after")
     def _fallbacks_known(self) -> ServeConfig:

@@ -19,6 +19,8 @@ from pydantic import ValidationError
 
 from router_oracle.validation_message import one_line
 from router_train.serve.records import DecisionRecord, OutcomeRecord, RecordError, parse_record
+from router_train.serve.store_api import StoreUnavailable, masked, store_url
+from router_train.serve.store_postgres import read_rows
 
 STORE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 """A file with one of these suffixes is read as serve's store; anything else as its decision log."""
@@ -142,10 +144,17 @@ def read_store(path: str | os.PathLike[str]) -> ServeRecords:
     except sqlite3.DatabaseError as exc:
         raise FeedbackInputError(f"{path}: not a serve store: {exc}") from None
     ds = [_stored(DecisionRecord, r[0], path) for r in decisions]
-    history = [_stored(OutcomeRecord, r[0], path) for r in outcomes]
-    latest = {o.task: o for o in history}  # ordered by revision: the last one wins
-    where = {t: f"{path}: task {t}" for t in latest}
-    return ServeRecords({d.task: d for d in ds}, latest, where, (), tuple(history))
+    return _stored_records(ds, [_stored(OutcomeRecord, r[0], path) for r in outcomes], str(path))
+
+
+def _stored_records(
+    decisions: list[DecisionRecord], history: list[OutcomeRecord], shown: str
+) -> ServeRecords:
+    """A store's records (SQLite or PostgreSQL): `history` ordered by (task, revision), so each task's
+    last one is its latest."""
+    latest = {o.task: o for o in history}
+    where = {t: f"{shown}: task {t}" for t in latest}
+    return ServeRecords({d.task: d for d in decisions}, latest, where, (), tuple(history))
 
 
 def _stored(model: type[Stored], raw: str, path: str | os.PathLike[str]) -> Stored:
@@ -155,8 +164,21 @@ def _stored(model: type[Stored], raw: str, path: str | os.PathLike[str]) -> Stor
         raise FeedbackInputError(f"{path}: a stored record is not serve's: {one_line(exc)}") from None
 
 
+def read_postgres(url: str) -> ServeRecords:
+    """A PostgreSQL store's decisions and outcomes (each task's latest revision)."""
+    try:
+        decisions, history = read_rows(url)
+    except (StoreUnavailable, ValidationError) as exc:
+        raise FeedbackInputError(str(exc) if isinstance(exc, StoreUnavailable) else one_line(exc)) from None
+    return _stored_records(decisions, history, masked(url))
+
+
 def read_records(path: str | os.PathLike[str]) -> ServeRecords:
-    """A store (`.sqlite`, `.sqlite3`, `.db`) or a decision log (anything else)."""
+    """A PostgreSQL store (`postgresql://...`), a SQLite store (`.sqlite`, `.sqlite3`, `.db`) or a
+    decision log (anything else)."""
+    url = store_url(path)
+    if url is not None:
+        return read_postgres(url)
     if Path(path).suffix.lower() in STORE_SUFFIXES:
         return read_store(path)
     return read_log(path)

@@ -143,6 +143,32 @@ class StickyStore:
     def get(self, task: str) -> str | None:
         return self._models.get(task)
 
+    def claim(self, record: DecisionRecord) -> DecisionRecord:
+        """Keep the task's decision unless one is stored: first wins (INSERT ... ON CONFLICT DO NOTHING),
+        and the stored decision is returned (`record` itself when it was written)."""
+        assert record.model is not None, "only a decision with a model is stored"
+        with self._lock:
+            cursor = self._db.execute(
+                "INSERT INTO decisions (task, model, router, time, record, instance_id) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (task) DO NOTHING",
+                (
+                    record.task,
+                    record.model,
+                    record.router,
+                    record.time,
+                    record.model_dump_json(),
+                    record.instance_id,
+                ),
+            )
+            if cursor.rowcount == 1:
+                self._models[record.task] = record.model
+                return record
+            row = self._db.execute("SELECT record FROM decisions WHERE task = ?", (record.task,)).fetchone()
+        stored = DecisionRecord.model_validate_json(row[0])
+        if stored.model is not None:
+            self._models[stored.task] = stored.model
+        return stored
+
     def put(self, record: DecisionRecord) -> None:
         """Keep (or replace: a stored model no longer in the pool is routed again) the task's decision."""
         assert record.model is not None, "only a decision with a model is stored"
