@@ -12,9 +12,9 @@ from pydantic import ValidationError
 
 from router_frontier_rl import RouterConfig, RouterTaskset
 from router_frontier_rl.rewards import REWARD_NAMES, check_weights
+from router_oracle.infra.validation_message import one_line
 from router_oracle.table import dumps_table
 from router_oracle.table_check import load_table
-from router_oracle.validation_message import one_line
 
 
 def _config_error(**kwargs: object) -> str:
@@ -81,7 +81,8 @@ def test_exploration_cost_must_be_finite_and_bounded(bad: float) -> None:
     [("split_seed", -1), ("split_seed", 2**40), ("eval_fraction", math.nan), ("turn_budget", 10**30)],
 )
 def test_numeric_arguments_are_bounded_by_the_shared_rule(argument: str, bad: float) -> None:
-    # The same bounds as the CLIs' flags (router_oracle.numeric_option): seeds 0..2**32-1, counts <= 1e6.
+    # The same bounds as the CLIs' flags (router_oracle.infra.numeric_option): seeds 0..2**32-1,
+    # counts <= 1e6.
     line = _config_error(**{argument: bad})
     assert line.startswith(f"{argument}: Input should be"), line
 

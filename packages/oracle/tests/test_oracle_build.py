@@ -12,12 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle_samples import FIXTURES, leaderboard_results, write_tasks, write_trajectories
 
+from router_oracle.analysis.stats import compute_stats
 from router_oracle.build import build_table
 from router_oracle.data_files import leaderboard_path
-from router_oracle.errors import OracleInputError
+from router_oracle.infra.errors import OracleInputError
 from router_oracle.pool_file import load_pool
 from router_oracle.sources.registry import SourceSpec
-from router_oracle.stats import compute_stats
 from router_oracle.table import OracleTable, Pool, PoolModel, dumps_table
 from router_oracle.table_check import loads_table
 from router_oracle.tie_rule import Candidate, pick_oracle

@@ -21,7 +21,7 @@ from router_oracle.candidates import (
 from router_oracle.candidates_build import build_candidates
 from router_oracle.cli import main
 from router_oracle.derive import CandidateIndex, derive_table
-from router_oracle.errors import OracleInputError
+from router_oracle.infra.errors import OracleInputError
 from router_oracle.leaderboard_models import base_model, reasoning_effort
 from router_oracle.sources.registry import SourceSpec
 from router_oracle.sources.run_entry import MINI_SWE_AGENT, RunEntry
@@ -162,7 +162,7 @@ def test_derived_table_round_trips_and_is_deterministic(index: CandidateIndex, t
     assert in_memory.tasks == table.tasks and in_memory.sources[0].sha256 == table.sources[0].sha256
     assert "--from-candidates '(in memory)'" in in_memory.command
     # the digest recorded is the bundled file's own
-    from router_oracle.file_hash import sha256_file
+    from router_oracle.infra.file_hash import sha256_file
 
     assert table.sources[0].sha256 == sha256_file(bundled_candidates_path())
     assert table.sources[0].path == "router_oracle/data/candidates.json"

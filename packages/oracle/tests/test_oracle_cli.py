@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from oracle_samples import FIXTURES, write_tasks, write_trajectories
 
+from router_oracle.analysis.stats import TableStats, compute_stats
 from router_oracle.build import build_table
 from router_oracle.cli import main
-from router_oracle.stats import TableStats, compute_stats
 from router_oracle.table import dumps_table, write_table
 from router_oracle.table_check import load_table
 

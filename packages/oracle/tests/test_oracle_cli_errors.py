@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 import router_oracle.cli as cli
 from router_oracle.cli import main
-from router_oracle.validation_message import one_line
+from router_oracle.infra.validation_message import one_line
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from router_oracle import console_entry  # run by the subprocess; imported so Pants stages it
+from router_oracle.infra import console_entry  # run by the subprocess; imported so Pants stages it
 
 
 def test_ctrl_c_while_the_cli_imports_is_one_line(tmp_path: Path) -> None:

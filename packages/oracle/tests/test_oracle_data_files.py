@@ -18,8 +18,8 @@ from router_oracle.data_files import (
     pool_path,
     tasks_path,
 )
-from router_oracle.errors import OracleInputError
-from router_oracle.file_hash import sha256_file
+from router_oracle.infra.errors import OracleInputError
+from router_oracle.infra.file_hash import sha256_file
 from router_oracle.pool_file import load_pool
 
 LEADERBOARD_SHA = "66c8f54e51ae20103dc00b29031a926ff502951a49f472a9c9c31b728025c924"

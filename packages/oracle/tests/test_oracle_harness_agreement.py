@@ -8,12 +8,12 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
+from router_oracle.analysis.harness_agreement import pair_harnesses
+from router_oracle.analysis.noise import estimate_noise
+from router_oracle.analysis.run_agreement import measure_models
+from router_oracle.analysis.stats import compute_stats, format_stats, stats_json
 from router_oracle.build import build_table
-from router_oracle.harness_agreement import pair_harnesses
-from router_oracle.noise import estimate_noise
-from router_oracle.run_agreement import measure_models
 from router_oracle.sources.run_entry import RunEntry
-from router_oracle.stats import compute_stats, format_stats, stats_json
 from router_oracle.table import (
     ModelOutcome,
     OracleRule,

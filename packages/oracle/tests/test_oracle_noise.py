@@ -12,16 +12,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from router_oracle.build import build_table
-from router_oracle.errors import OracleInputError
-from router_oracle.noise import (
+from router_oracle.analysis.noise import (
     estimate_noise,
     fit_classes,
     headroom_sentence,
     noise_only_pool,
     with_rollouts,
 )
-from router_oracle.run_agreement import compare_runs, measure_models
+from router_oracle.analysis.run_agreement import compare_runs, measure_models
+from router_oracle.build import build_table
+from router_oracle.infra.errors import OracleInputError
 from router_oracle.table import (
     ModelOutcome,
     OracleRule,

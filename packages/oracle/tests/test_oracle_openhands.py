@@ -18,7 +18,7 @@ from router_oracle.candidates import candidates_path, dumps_candidates, load_can
 from router_oracle.candidates_build import build_candidates
 from router_oracle.cli import main
 from router_oracle.data_files import openhands_path
-from router_oracle.errors import OracleInputError
+from router_oracle.infra.errors import OracleInputError
 from router_oracle.sources.openhands import read_openhands, read_openhands_entries
 from router_oracle.sources.registry import SOURCE_KINDS, SourceSpec
 from router_oracle.table import Pool, PoolModel, is_non_commercial, license_summary

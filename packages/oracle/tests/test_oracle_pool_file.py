@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from router_oracle.errors import OracleInputError
+from router_oracle.infra.errors import OracleInputError
 from router_oracle.pool_file import load_pool
 
 GOOD = """

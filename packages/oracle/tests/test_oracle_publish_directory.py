@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import router_oracle.atomic_file as atomic_file
-from router_oracle.atomic_file import OutputPathError, publish_directory, write_text_atomic
+import router_oracle.infra.atomic_file as atomic_file
+from router_oracle.infra.atomic_file import OutputPathError, publish_directory, write_text_atomic
 
 OWNED = ("a.json", "b.md", "c.png")
 

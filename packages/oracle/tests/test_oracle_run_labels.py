@@ -15,7 +15,7 @@ from oracle_samples import FIXTURES, write_tasks, write_trajectories
 
 from router_oracle.build import build_table
 from router_oracle.cli import main
-from router_oracle.errors import OracleInputError
+from router_oracle.infra.errors import OracleInputError
 from router_oracle.run_labels import ReportLabel, report_label
 from router_oracle.sources.registry import SourceSpec
 from router_oracle.table_check import load_table

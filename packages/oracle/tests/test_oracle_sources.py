@@ -11,7 +11,7 @@ import pytest
 from oracle_samples import FIXTURES, TRAJ, leaderboard_results
 
 from router_oracle.data_files import leaderboard_path
-from router_oracle.errors import OracleInputError
+from router_oracle.infra.errors import OracleInputError
 from router_oracle.sources.harness_report import read_harness_report
 from router_oracle.sources.leaderboard import read_leaderboard
 from router_oracle.sources.long_table import read_long_table

@@ -18,7 +18,7 @@ import router_train.local as local_package
 import router_train.local.trainer as trainer
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.rewards import check_weights
-from router_oracle.atomic_file import write_bytes_atomic
+from router_oracle.infra.atomic_file import write_bytes_atomic
 from router_oracle.table import TableError
 from router_oracle.table_check import load_table
 from router_train.cli import main

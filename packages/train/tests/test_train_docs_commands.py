@@ -17,7 +17,7 @@ from doc_commands import DocCommand, all_commands, doc_files, is_synopsis
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from router_oracle.cli import _parser as oracle_parser
-from router_oracle.validation_message import one_line
+from router_oracle.infra.validation_message import one_line
 from router_train.cli import build_parser
 from router_train.cli_args import given
 from router_train.commands import COMMANDS, options_models

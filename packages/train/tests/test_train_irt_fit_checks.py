@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from router_oracle.validation_message import one_line
+from router_oracle.infra.validation_message import one_line
 from router_train.anypool.irt_inputs import AnyPoolIrtState
 from router_train.cli import main
 from router_train.irt.checkpoint import IrtCheckpointError, read_irt

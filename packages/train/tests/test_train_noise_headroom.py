@@ -1,6 +1,7 @@
-"""The oracle's headroom that `router_oracle.noise` reports is the one `router-train evaluate` measures:
-the oracle's resolved rate minus the best random mix of single models at its cost, on the same tasks;
-and `router-train evaluate` shows the estimate beside its oracle row (terminal, report.md/json, plot)."""
+"""The oracle's headroom that `router_oracle.analysis.noise` reports is the one `router-train evaluate`
+measures: the oracle's resolved rate minus the best random mix of single models at its cost, on the same
+tasks; and `router-train evaluate` shows the estimate beside its oracle row (terminal, report.md/json,
+plot)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from bash_only import bash_only_table_path
 from evaluate_tables import make_table
 
 from router_frontier_rl.split import select_tasks
+from router_oracle.analysis.noise import UNMEASURED, estimate_noise, headroom_sentence
 from router_oracle.build import build_table
-from router_oracle.noise import UNMEASURED, estimate_noise, headroom_sentence
 from router_oracle.table import write_table
 from router_train.cli import main
 from router_train.evaluate import (

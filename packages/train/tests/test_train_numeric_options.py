@@ -2,7 +2,7 @@
 
 Absurd numbers used to reach the trainer: `--steps 99999999999999999999999` overflowed, `--lr inf` or
 `1e300` trained to NaN, `--seed -1` failed without naming `--seed`, and `evaluate --local 'X=--lr nan'`
-printed pydantic's raw multi-line error. Now one validator (`router_oracle.numeric_option`) parses each
+printed pydantic's raw multi-line error. Now one validator (`router_oracle.infra.numeric_option`) parses each
 flag against its config field's bounds.
 """
 

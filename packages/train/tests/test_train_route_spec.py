@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from router_oracle.validation_message import one_line
+from router_oracle.infra.validation_message import one_line
 from router_train.route import CheckpointSpec, EndpointSpec, parse_router_spec
 from router_train.route.spec import ROUTER_SPEC_FIELDS
 from router_train.serve import read_config

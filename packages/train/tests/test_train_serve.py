@@ -34,7 +34,7 @@ from serve_stubs import (
     write_config,
 )
 
-from router_oracle.file_hash import sha256_file
+from router_oracle.infra.file_hash import sha256_file
 from router_train.cli import main
 from router_train.route import Router, RouteTask
 from router_train.serve import MODEL_HEADER, REPO_HEADER, TASK_ID_HEADER, task_key

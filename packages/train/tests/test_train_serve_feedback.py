@@ -37,7 +37,7 @@ from serve_stubs import (
     write_config,
 )
 
-from router_oracle.file_hash import sha256_file
+from router_oracle.infra.file_hash import sha256_file
 from router_oracle.sources.long_table import read_long_table
 from router_train.cli import main
 from router_train.route import Router, RouteTask

@@ -41,7 +41,7 @@ from serve_stubs import (
     write_config,
 )
 
-from router_oracle.file_hash import sha256_file
+from router_oracle.infra.file_hash import sha256_file
 from router_train.cli import main
 from router_train.route import Router
 from router_train.serve import MODEL_HEADER, TASK_HEADER

@@ -30,7 +30,7 @@ from tqdm import tqdm
 
 from router_frontier_rl.repo_checkout import clone_dir_name
 from router_oracle.data_files import tasks_path as bundled_tasks_path
-from router_oracle.errors import OracleInputError
+from router_oracle.infra.errors import OracleInputError
 from router_oracle.tasks_file import TaskRow, read_tasks
 
 DEFAULT_REMOTE = "https://github.com/{repo}.git"

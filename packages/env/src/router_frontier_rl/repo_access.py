@@ -5,7 +5,7 @@ from __future__ import annotations
 import verifiers.v1 as vf
 from pydantic import Field
 
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.frozen_model import FrozenModel
 
 DEFAULT_TURN_BUDGET = 10
 """Model turns per agentic episode, the final answer included: room for about eight read-only

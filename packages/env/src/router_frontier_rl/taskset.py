@@ -48,7 +48,7 @@ from router_frontier_rl.split import SplitName, check_upsample, select_tasks
 from router_frontier_rl.swebench_image import WORKDIR, swebench_image
 from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.derive import CandidateIndex
-from router_oracle.numeric_option import MAX_COUNT, Seed
+from router_oracle.infra.numeric_option import MAX_COUNT, Seed
 from router_oracle.table import OracleTable, TaskRecord
 from router_oracle.table_check import load_table
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Literal, Protocol
 
 from router_oracle.data_files import display_path, is_bundled, tasks_path
-from router_oracle.errors import OracleInputError
+from router_oracle.infra.errors import OracleInputError
 from router_oracle.merge import Cell, merge_sources
 from router_oracle.pool_file import load_pool, pool_label
 from router_oracle.sources.registry import BUNDLED, SOURCE_KINDS, ReadContext, SourceSpec

@@ -21,13 +21,13 @@ from typing import Final, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from router_oracle.atomic_file import write_text_atomic
 from router_oracle.data_files import DATA_DIR
-from router_oracle.errors import OracleInputError
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.atomic_file import write_text_atomic
+from router_oracle.infra.errors import OracleInputError
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.text_file import read_text_file
+from router_oracle.infra.validation_message import one_line
 from router_oracle.table import MODEL_ID_PATTERN, PoolModel, SourceFile
-from router_oracle.text_file import read_text_file
-from router_oracle.validation_message import one_line
 
 CANDIDATES_SCHEMA_VERSION: Final = 1
 """Bumped on any change that an older reader would misinterpret."""

@@ -21,7 +21,7 @@ from router_oracle.candidates import (
     write_candidates,
 )
 from router_oracle.data_files import display_path, tasks_path
-from router_oracle.errors import OracleInputError
+from router_oracle.infra.errors import OracleInputError
 from router_oracle.leaderboard_models import MAX_HEADLINE_GAP, ModelGroup, group_runs
 from router_oracle.merge import merge_sources
 from router_oracle.sources.registry import BUNDLED, SOURCE_KINDS, SourceSpec

@@ -19,18 +19,18 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from router_oracle.atomic_file import refuse_inputs_as_outputs
+from router_oracle.analysis.noise import METHOD
+from router_oracle.analysis.stats import compute_stats, format_models, format_stats, stats_json
 from router_oracle.build import build_table
 from router_oracle.candidates import BUNDLED_CANDIDATES, candidates_path, load_candidates
 from router_oracle.candidates_build import build_candidates
-from router_oracle.cli_runner import run_cli
-from router_oracle.config_flag import field_flag
 from router_oracle.data_files import tasks_path
 from router_oracle.derive import DEFAULT_POOL_NAME, CandidateIndex
-from router_oracle.noise import METHOD
+from router_oracle.infra.atomic_file import refuse_inputs_as_outputs
+from router_oracle.infra.cli_runner import run_cli
+from router_oracle.infra.config_flag import field_flag
 from router_oracle.pool_file import resolve_pool_spec
 from router_oracle.sources.registry import BUNDLED, KINDS_BY_FLAG, KINDS_BY_NAME, SOURCE_KINDS, SourceSpec
-from router_oracle.stats import compute_stats, format_models, format_stats, stats_json
 from router_oracle.table import OracleRule, OracleTable, license_summary, write_table
 from router_oracle.table_check import load_table
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from router_oracle.errors import OracleInputError
+from router_oracle.infra.errors import OracleInputError
 
 DATA_DIR = Path(__file__).parent / "data"
 """The package's data directory."""

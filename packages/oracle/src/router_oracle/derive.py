@@ -27,7 +27,7 @@ from router_oracle.candidates import (
     load_candidates,
 )
 from router_oracle.data_files import display_path
-from router_oracle.file_hash import sha256_bytes
+from router_oracle.infra.file_hash import sha256_bytes
 from router_oracle.table import (
     ModelOutcome,
     OracleRule,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from router_oracle.report_numbers import EPS
+from router_oracle.infra.report_numbers import EPS
 
 
 class ModelPoint(BaseModel):

@@ -38,7 +38,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from router_oracle.errors import OracleInputError
+from router_oracle.infra.errors import OracleInputError
 from router_oracle.sources.run_entry import MINI_SWE_AGENT, RunEntry
 
 EFFORTS = ("minimal", "low", "medium", "high", "xhigh")

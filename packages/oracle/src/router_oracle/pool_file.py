@@ -20,10 +20,10 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 
 from router_oracle.data_files import POOLS_DIR, display_path, pool_path
-from router_oracle.errors import OracleInputError
+from router_oracle.infra.errors import OracleInputError
+from router_oracle.infra.text_file import read_text_file
+from router_oracle.infra.validation_message import one_line
 from router_oracle.table import Pool
-from router_oracle.text_file import read_text_file
-from router_oracle.validation_message import one_line
 
 
 class PoolFile(Pool):

@@ -23,7 +23,7 @@ from router_oracle.candidates import (
     CandidatesTable,
     load_candidates,
 )
-from router_oracle.errors import OracleInputError
+from router_oracle.infra.errors import OracleInputError
 from router_oracle.table import Pool
 
 

@@ -22,7 +22,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from router_oracle.errors import OracleInputError
+from router_oracle.infra.errors import OracleInputError
 
 HARNESS_SEP = "__"
 """How the harness writes the `/` of a model name into a report's file name."""

@@ -19,8 +19,8 @@ from pydantic import (
     model_validator,
 )
 
-from router_oracle.atomic_file import write_text_atomic
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.atomic_file import write_text_atomic
+from router_oracle.infra.frozen_model import FrozenModel
 
 SCHEMA_VERSION: Final = 1
 """Bumped on any change that an older reader would misinterpret."""

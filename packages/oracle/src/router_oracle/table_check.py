@@ -21,11 +21,11 @@ import os
 
 from pydantic import ValidationError
 
-from router_oracle.errors import OracleInputError
+from router_oracle.infra.errors import OracleInputError
+from router_oracle.infra.text_file import read_text_file
+from router_oracle.infra.validation_message import one_line
 from router_oracle.table import SCHEMA_VERSION, OracleTable, TableError
-from router_oracle.text_file import read_text_file
 from router_oracle.tie_rule import OraclePick, pick_for_task
-from router_oracle.validation_message import one_line
 
 MIN_POOL_MODELS = 2
 """A pool of one model leaves a router nothing to choose."""

@@ -8,10 +8,10 @@ import os
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from router_oracle.data_files import display_path, is_bundled
-from router_oracle.errors import OracleInputError
+from router_oracle.infra.errors import OracleInputError
+from router_oracle.infra.validation_message import one_line
 from router_oracle.sources.rows import read_source
 from router_oracle.table import SourceFile
-from router_oracle.validation_message import one_line
 
 
 class TaskRow(BaseModel):

@@ -7,7 +7,7 @@ from typing import Any
 
 import openai
 
-from router_oracle.cli_runner import CommandError
+from router_oracle.infra.cli_runner import CommandError
 
 
 class EndpointError(CommandError):

@@ -15,9 +15,9 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from router_oracle.atomic_file import write_text_atomic
-from router_oracle.text_file import read_text_file
-from router_oracle.validation_message import one_line
+from router_oracle.infra.atomic_file import write_text_atomic
+from router_oracle.infra.text_file import read_text_file
+from router_oracle.infra.validation_message import one_line
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from router_oracle.cli_runner import run_cli
+from router_oracle.infra.cli_runner import run_cli
 from router_train.commands import COMMANDS
 
 

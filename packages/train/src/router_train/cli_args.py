@@ -10,11 +10,11 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from router_oracle.config_flag import field_flag as field_flag
-from router_oracle.config_flag import path_arg as path_arg
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.numeric_option import Seed, Share, option_type
-from router_oracle.validation_message import one_line
+from router_oracle.infra.config_flag import field_flag as field_flag
+from router_oracle.infra.config_flag import path_arg as path_arg
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.numeric_option import Seed, Share, option_type
+from router_oracle.infra.validation_message import one_line
 
 Model = TypeVar("Model", bound=BaseModel)
 

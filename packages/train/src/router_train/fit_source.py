@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.numeric_option import Seed, Share
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.numeric_option import Seed, Share
 
 
 class FitSource(FrozenModel):

@@ -9,7 +9,7 @@ from typing import NoReturn
 from pydantic import ValidationError
 
 from router_frontier_rl.rewards import REWARD_NAMES
-from router_oracle.validation_message import one_line
+from router_oracle.infra.validation_message import one_line
 from router_train.cli_args import add_grpo_arguments, field_flag, given
 from router_train.local import FeatureConfig, LocalTrainConfig, RewardWeights
 

@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from router_oracle.atomic_file import publish_directory
+from router_oracle.infra.atomic_file import publish_directory
 
 
 def publish_files(

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from router_frontier_rl import RouterConfig, RouterTaskset, bundled_table_path
+from router_oracle.analysis.stats import compute_stats, format_stats
 from router_oracle.build import build_default_table
-from router_oracle.cli_runner import run_cli
-from router_oracle.stats import compute_stats, format_stats
+from router_oracle.infra.cli_runner import run_cli
 from router_oracle.table import dumps_table, license_summary
 from router_train.commands.launch import launch_status
 from router_train.evaluate import evaluate, read_table, render_terminal

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from router_oracle.atomic_file import write_bytes_atomic
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.atomic_file import write_bytes_atomic
+from router_oracle.infra.frozen_model import FrozenModel
 
 DATA_DIR = Path(__file__).parent / "data"
 """The package's data directory."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from router_oracle.data_files import display_path
-from router_oracle.errors import OracleInputError
+from router_oracle.infra.errors import OracleInputError
 from router_oracle.sources.rows import LoadedSource, LongRow, check_id, parse_json, read_source
 from router_oracle.table import SourceFile
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from router_oracle.data_files import display_path
-from router_oracle.errors import OracleInputError
+from router_oracle.infra.errors import OracleInputError
 from router_oracle.sources.rows import (
     LoadedSource,
     LongRow,

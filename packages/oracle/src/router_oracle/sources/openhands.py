@@ -33,8 +33,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from router_oracle.data_files import display_path
-from router_oracle.errors import OracleInputError
-from router_oracle.file_hash import sha256_bytes
+from router_oracle.infra.errors import OracleInputError
+from router_oracle.infra.file_hash import sha256_bytes
 from router_oracle.sources.rows import LoadedSource, LongRow, check_cost, check_id, check_resolved, parse_json
 from router_oracle.sources.run_entry import RunEntry
 from router_oracle.table import SourceFile

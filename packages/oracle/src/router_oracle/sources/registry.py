@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import get_args
 
 from router_oracle.data_files import is_bundled, leaderboard_path, openhands_path
-from router_oracle.errors import OracleInputError
+from router_oracle.infra.errors import OracleInputError
 from router_oracle.run_labels import ReportLabel, report_label, report_run, trajectories_run
 from router_oracle.sources.harness_report import read_harness_report
 from router_oracle.sources.leaderboard import read_leaderboard, read_leaderboard_entries

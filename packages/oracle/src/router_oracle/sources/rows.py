@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from router_oracle.errors import OracleInputError
-from router_oracle.file_hash import sha256_bytes
+from router_oracle.infra.errors import OracleInputError
+from router_oracle.infra.file_hash import sha256_bytes
 from router_oracle.table import SourceFile
 
 

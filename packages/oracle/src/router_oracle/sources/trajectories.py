@@ -26,7 +26,7 @@ from typing import Any
 from tqdm import tqdm
 
 from router_oracle.data_files import display_path
-from router_oracle.errors import OracleInputError
+from router_oracle.infra.errors import OracleInputError
 from router_oracle.sources.rows import LoadedSource, LongRow, check_cost, check_id, parse_json, read_source
 from router_oracle.table import SourceFile
 

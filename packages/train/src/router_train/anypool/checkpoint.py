@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from router_oracle.derive import CandidateIndex
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
 from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
 from router_train.anypool.irt_inputs import AnyPoolIrtState, task_side

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from router_frontier_rl.any_pool import PoolEpisode
 from router_frontier_rl.capabilities import CapabilitySummary
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.frozen_model import FrozenModel
 from router_train.local.heldout import ScoreRow, named_row
 from router_train.scoring.decisions import from_distributions, from_routes
 from router_train.scoring.metrics import compute_metrics

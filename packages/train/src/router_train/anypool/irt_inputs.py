@@ -26,8 +26,8 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from router_oracle.derive import CandidateIndex
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.numeric_option import Finite
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.numeric_option import Finite
 from router_oracle.results_matrix import matrix_of
 from router_oracle.table import Pool, TaskRecord
 from router_train.anypool.config import AnyPoolError

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from router_frontier_rl.capabilities import CapabilitySummary
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.frozen_model import FrozenModel
 
 MODEL_FEATURES: tuple[str, ...] = (
     "resolve_rate",

@@ -20,8 +20,8 @@ from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import split_ids
 from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.derive import CandidateIndex
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.numeric_option import MAX_COUNT, Seed
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.numeric_option import MAX_COUNT, Seed
 from router_oracle.table_check import load_table
 from router_train.anypool.checkpoint import checkpoint_of
 from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig

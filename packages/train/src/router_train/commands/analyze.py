@@ -21,9 +21,9 @@ from typing import Any
 
 from pydantic import model_validator
 
-from router_oracle.atomic_file import output_file, refuse_inputs_as_outputs
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.numeric_option import Count, Retries, Seconds, Temperature
+from router_oracle.infra.atomic_file import output_file, refuse_inputs_as_outputs
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.numeric_option import Count, Retries, Seconds, Temperature
 from router_oracle.tasks_file import read_tasks
 from router_train.analyze.rubric import RUBRIC
 from router_train.analyze.run import Analysis, Endpoint, analyze_tasks

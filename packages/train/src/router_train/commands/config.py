@@ -9,9 +9,9 @@ from typing import Any
 
 from pydantic import model_validator
 
-from router_oracle.atomic_file import write_text_atomic
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.numeric_option import Count
+from router_oracle.infra.atomic_file import write_text_atomic
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.numeric_option import Count
 from router_train.cli_args import field_flag, options_of
 from router_train.commands import summary
 from router_train.hosted.config_files import render_multi_node, render_preset, stale_shipped, write_shipped

@@ -3,7 +3,7 @@
 Exit codes: 0 the report was written; 2 bad input (unreadable or invalid table, traces file or
 checkpoint, bad arguments, a router that would be scored on its own training tasks, an unusable output
 directory), with one line on stderr; 130 interrupted. The report's files are published together or not
-at all (`router_oracle.atomic_file.publish_directory`).
+at all (`router_oracle.infra.atomic_file.publish_directory`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from router_frontier_rl.bundled import bundled_table_path
-from router_oracle.atomic_file import check_output_directory
-from router_oracle.numeric_option import Count, Seed
+from router_oracle.infra.atomic_file import check_output_directory
+from router_oracle.infra.numeric_option import Count, Seed
 from router_train.cli_args import (
     OutputOptions,
     TableOptions,

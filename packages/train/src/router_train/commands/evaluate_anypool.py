@@ -12,12 +12,12 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from router_oracle.atomic_file import check_output_directory
 from router_oracle.build import build_table
 from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.derive import CandidateIndex
-from router_oracle.file_hash import sha256_bytes
-from router_oracle.numeric_option import Count, Seed
+from router_oracle.infra.atomic_file import check_output_directory
+from router_oracle.infra.file_hash import sha256_bytes
+from router_oracle.infra.numeric_option import Count, Seed
 from router_oracle.table import OracleTable, dumps_table
 from router_train.anypool import AnyPoolTrainConfig
 from router_train.cli_args import (

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import model_validator
 
-from router_oracle.atomic_file import (
+from router_oracle.infra.atomic_file import (
     OutputPathError,
     check_output_directory,
     output_file,
@@ -30,8 +30,8 @@ from router_oracle.atomic_file import (
     refuse_inputs_as_outputs,
     write_text_atomic,
 )
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.numeric_option import Count, Seed
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.numeric_option import Count, Seed
 from router_train.checkpoint_io import dumps_checkpoint
 from router_train.cli_args import field_flag, options_of
 from router_train.commands import summary

@@ -15,10 +15,10 @@ from typing import Any, Literal
 
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.split import select_tasks
-from router_oracle.atomic_file import check_output_directory, publish_directory
-from router_oracle.file_hash import sha256_file
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.numeric_option import Seed, Share
+from router_oracle.infra.atomic_file import check_output_directory, publish_directory
+from router_oracle.infra.file_hash import sha256_file
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.numeric_option import Seed, Share
 from router_oracle.table_check import load_table
 from router_train.checkpoint_io import save_checkpoint
 from router_train.cli_args import field_flag, options_of

@@ -9,9 +9,9 @@ from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
-from router_oracle.cli_runner import run_cli
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.numeric_option import Count
+from router_oracle.infra.cli_runner import run_cli
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.numeric_option import Count
 from router_train.cli_args import field_flag, options_of
 from router_train.commands import summary
 from router_train.hosted.launch import (

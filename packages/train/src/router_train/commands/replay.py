@@ -16,9 +16,9 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
-from router_oracle.atomic_file import refuse_inputs_as_outputs, write_bytes_atomic, write_text_atomic
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.numeric_option import Count, Seed
+from router_oracle.infra.atomic_file import refuse_inputs_as_outputs, write_bytes_atomic, write_text_atomic
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.numeric_option import Count, Seed
 from router_oracle.table_check import load_table
 from router_train.cli_args import field_flag, options_of
 from router_train.commands import summary

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from router_oracle.atomic_file import output_file, write_text_atomic
+from router_oracle.infra.atomic_file import output_file, write_text_atomic
 from router_train.cli_args import field_flag, given, path_arg
 from router_train.commands import summary
 from router_train.route import CheckpointSpec, EndpointSpec, RouteError, RouterSpec, load_router

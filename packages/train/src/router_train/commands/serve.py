@@ -18,8 +18,8 @@ from typing import Any
 
 import uvicorn
 
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.numeric_option import Port
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.numeric_option import Port
 from router_train.cli_args import field_flag, options_of
 from router_train.commands import summary
 from router_train.dashboard.route import add_dashboard

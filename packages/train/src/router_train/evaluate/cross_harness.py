@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from router_frontier_rl.split import seeded_order
-from router_oracle.noise import default_measured, estimate_noise
+from router_oracle.analysis.noise import default_measured, estimate_noise
 from router_oracle.table import ModelOutcome, OracleTable, TaskRecord
 from router_train.evaluate.calibrated_routes import (
     CALIBRATED_FIXED,

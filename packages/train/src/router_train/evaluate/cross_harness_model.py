@@ -7,7 +7,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from router_oracle.frontier import ModelPoint
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.frozen_model import FrozenModel
 from router_train.scoring.decisions import SourceKind
 from router_train.scoring.vs_mix import Gap
 

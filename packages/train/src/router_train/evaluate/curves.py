@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from router_oracle.frontier import EPS, ModelPoint, frontier_vertices
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
 from router_train.evaluate import dial as dial_module
 from router_train.evaluate.design import Partition

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from router_oracle.analysis.noise import NoiseEstimate
 from router_oracle.frontier import frontier_vertices
-from router_oracle.noise import NoiseEstimate
 from router_oracle.table import TaskRecord
 from router_train.evaluate.report import Evaluation, RouterRow
 from router_train.scoring.decisions import Decisions

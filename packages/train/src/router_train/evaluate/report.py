@@ -5,7 +5,7 @@ every evaluated task (all of them under cross-validation), later ones cover the 
 router (a checkpoint's unseen tasks, a traces file's tasks) could be compared on. Each evaluation's
 `routers` entries carry `name`, `n_tasks`, `in_sample` and `gap_vs_mix: {mean, low, high}` in points
 (plus `by_fold_seed` and `sd` under cross-validation), next to every metric under `metrics`. Each
-evaluation's `oracle_noise` is `router_oracle.noise.NoiseEstimate` on its own tasks (the schema of
+evaluation's `oracle_noise` is `router_oracle.analysis.noise.NoiseEstimate` on its own tasks (the schema of
 `router-oracle stats --json`'s `noise`): `headroom_points` is the oracle row's `gap_vs_mix.mean` (up
 to rounding), `noise.noise_points` the part of it rollout noise alone would produce (`upper`: counting
 all run-to-run disagreement as noise); where no model was measured twice, `noise` and `upper` are null
@@ -32,10 +32,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from router_oracle.analysis.noise import NoiseEstimate, headroom_sentence
 from router_oracle.frontier import Mix, ModelPoint
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.noise import NoiseEstimate, headroom_sentence
-from router_oracle.report_numbers import EPS
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.report_numbers import EPS
 from router_train.evaluate.cross_harness_model import CrossHarness
 from router_train.evaluate.cross_harness_text import (
     CALIBRATION_PNG,
@@ -134,7 +134,7 @@ class Evaluation(FrozenModel):
     """Baselines first, then routers trained by evaluate, then checkpoints, then traces."""
     oracle_noise: NoiseEstimate
     """The oracle's headroom above the mix on these tasks and the part rollout noise alone would produce
-    (`router_oracle.noise.estimate_noise`; disagreement measured on all the table's tasks)."""
+    (`router_oracle.analysis.noise.estimate_noise`; disagreement measured on all the table's tasks)."""
     curves: CurveSummary | None = None
     """Cross-validation, first evaluation: the curves' cost range and reference curves."""
     calibration: list[RouterCalibration] = Field(default_factory=list)

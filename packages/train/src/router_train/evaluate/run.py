@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from router_frontier_rl.split import SplitName
-from router_oracle.file_hash import sha256_file
-from router_oracle.noise import NoiseEstimate, default_measured, estimate_noise
+from router_oracle.analysis.noise import NoiseEstimate, default_measured, estimate_noise
+from router_oracle.infra.file_hash import sha256_file
 from router_oracle.table import OracleTable, TaskRecord
 from router_oracle.table_check import load_table
 from router_train.evaluate import curves

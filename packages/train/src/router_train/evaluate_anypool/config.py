@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.frozen_model import FrozenModel
 from router_train.anypool import AnyPoolTrainConfig
 from router_train.evaluate_anypool.design import HeldOutDesign, NamedPool
 from router_train.irt.router import IrtConfig

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.frozen_model import FrozenModel
 from router_train.anypool import AnyPoolTrainConfig
 from router_train.evaluate.curves import CurveMetrics
 from router_train.evaluate.report import Evaluation, TableInfo

@@ -7,8 +7,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from router_oracle.analysis.noise import estimate_noise
 from router_oracle.derive import CandidateIndex
-from router_oracle.noise import estimate_noise
 from router_oracle.table import OracleTable
 from router_train.anypool import AnyPoolTrainConfig
 from router_train.evaluate.curves import CurveMetrics, router_curves

@@ -15,8 +15,8 @@ from typing import Any
 import tomli_w
 from pydantic import ValidationError
 
-from router_oracle.atomic_file import write_text_atomic
-from router_oracle.validation_message import one_line
+from router_oracle.infra.atomic_file import write_text_atomic
+from router_oracle.infra.validation_message import one_line
 from router_train.hosted.presets import PRESET_NAMES, PRESETS, PresetName, multi_node_config, preset_config
 from router_train.hosted.rl_config import RLConfig
 

@@ -1,6 +1,6 @@
 """Why a launch stopped: one exception class per documented exit status.
 
-Library functions in `router_train.hosted` raise these; the one CLI runner (`router_oracle.cli_runner`)
+Library functions in `router_train.hosted` raise these; the one CLI runner (`router_oracle.infra.cli_runner`)
 turns them into a printed line and their exit status. Each message is one line naming the flag,
 file or command at fault.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from router_oracle.cli_runner import CommandError
+from router_oracle.infra.cli_runner import CommandError
 
 
 class LaunchError(CommandError):

@@ -26,7 +26,7 @@ from typing import TextIO
 import router_frontier_rl
 import router_oracle
 from router_frontier_rl.swebench_image import swebench_image
-from router_oracle.atomic_file import file_in_the_way, write_text_atomic
+from router_oracle.infra.atomic_file import file_in_the_way, write_text_atomic
 from router_train.hosted.config_files import (
     ConfigFileError,
     dumps_config,

@@ -62,7 +62,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.frozen_model import FrozenModel
 from router_train.hosted.errors import BadLaunchInput
 from router_train.hosted.rl_config import (
     AdamWConfig,

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from router_oracle.atomic_file import write_text_atomic
+from router_oracle.infra.atomic_file import write_text_atomic
 
 RunStatus = Literal["launched", "push_failed", "train_failed", "no_run_id"]
 

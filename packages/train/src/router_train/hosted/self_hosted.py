@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
-from router_oracle.atomic_file import write_text_atomic
+from router_oracle.infra.atomic_file import write_text_atomic
 from router_train.hosted.config_files import ConfigFileError, dumps_config, load_config, shipped_path
 from router_train.hosted.errors import BadLaunchInput, LaunchError, ToolNotFound, TrainRejected
 from router_train.hosted.launch import runs_dir_problem

@@ -20,9 +20,9 @@ from email.parser import Parser
 from pathlib import Path
 from typing import Literal
 
-from router_oracle.atomic_file import file_in_the_way
-from router_oracle.file_hash import sha256_file
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.atomic_file import file_in_the_way
+from router_oracle.infra.file_hash import sha256_file
+from router_oracle.infra.frozen_model import FrozenModel
 
 ENV_DIST = "router-frontier-rl"
 ORACLE_DIST = "router-oracle"

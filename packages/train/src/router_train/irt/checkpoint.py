@@ -15,8 +15,8 @@ from typing import Literal
 import numpy as np
 from pydantic import model_validator
 
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.numeric_option import Seed, Share
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.numeric_option import Seed, Share
 from router_oracle.results_matrix import ResultsMatrix
 from router_oracle.table import Pool, TaskRecord
 from router_train.checkpoint_io import read_checkpoint_file

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from router_oracle.atomic_file import publish_directory
+from router_oracle.infra.atomic_file import publish_directory
 from router_oracle.results_matrix import bundled_results_for
 from router_oracle.table import Pool, TaskRecord
 from router_train.checkpoint_io import save_checkpoint

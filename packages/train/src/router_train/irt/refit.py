@@ -20,7 +20,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import expit
 
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
 from router_train.irt.checkpoint import IrtCheckpoint, ordered_pool, predicted_probabilities, route_order
 from router_train.irt.router import FittedIrtRouter, IrtFit, near_tie_scores

@@ -19,8 +19,8 @@ from pydantic import Field, model_validator
 from scipy.special import expit
 
 from router_frontier_rl.split import stratified_folds
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.numeric_option import Finite
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.numeric_option import Finite
 from router_oracle.results_matrix import ResultsMatrix
 from router_oracle.table import Pool, TaskRecord
 from router_train.irt.model import IrtParams, IrtPenalty, fit_irt

@@ -8,7 +8,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import model_validator
 
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.frozen_model import FrozenModel
 from router_train.checkpoint_io import read_checkpoint_file
 from router_train.local.config import FeatureConfig, LocalTrainConfig, LocalTrainError
 from router_train.local.features import FeatureState, feature_dim

@@ -8,8 +8,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from router_frontier_rl.rewards import REWARD_NAMES, check_weights
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.numeric_option import MAX_COUNT, Seed
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.numeric_option import MAX_COUNT, Seed
 from router_train.local.grpo import Advantage
 
 

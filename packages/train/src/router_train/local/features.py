@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from pydantic import Field
 from sklearn.feature_extraction.text import HashingVectorizer
 
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
 from router_train.local.config import FeatureConfig, LocalTrainError
 from router_train.local.irt_features import IrtFeatureState, fit_irt_features, irt_columns

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any, Self, TypeVar
 
 from router_oracle.frontier import ModelPoint
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
 from router_train.scoring import baselines
 from router_train.scoring.decisions import from_routes

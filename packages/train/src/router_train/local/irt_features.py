@@ -22,8 +22,8 @@ import numpy as np
 from pydantic import model_validator
 from scipy.special import expit, logit
 
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.numeric_option import Finite
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.numeric_option import Finite
 from router_oracle.results_matrix import bundled_results_for
 from router_oracle.table import Pool, PoolModel, TaskRecord
 from router_train.irt.router import (

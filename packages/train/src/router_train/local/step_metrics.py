@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.report_numbers import rounded
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.report_numbers import rounded
 from router_train.local.grpo import GRPOStep
 
 STEP_SCORES = ("routed_reward", "chose_oracle", "resolved_if_chosen", "cost_if_chosen")

@@ -25,9 +25,9 @@ from router_frontier_rl.bundled import BUNDLED_TABLE, bundled_table_path
 from router_frontier_rl.rewards import REWARD_NAMES, RouteScores, score_completion, score_route
 from router_frontier_rl.route_parser import format_route
 from router_frontier_rl.split import select_tasks, stratified_folds, upsampled
-from router_oracle.atomic_file import check_output_directory, publish_directory
-from router_oracle.file_hash import sha256_file
 from router_oracle.frontier import frontier_vertices
+from router_oracle.infra.atomic_file import check_output_directory, publish_directory
+from router_oracle.infra.file_hash import sha256_file
 from router_oracle.table import OracleTable, TaskRecord
 from router_oracle.table_check import load_table
 from router_train.checkpoint_io import save_checkpoint

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.frozen_model import FrozenModel
 
 MIN_TRIED = 10
 """A model served on fewer logged tasks (with an outcome) than this is too little explored to estimate a

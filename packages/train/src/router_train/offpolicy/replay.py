@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from router_oracle.frontier import ModelPoint, best_mix_at_cost
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.table import OracleTable, TaskRecord
 from router_train.irt.checkpoint import IrtCheckpoint
 from router_train.irt.refit import fit_costs, fit_shifts, model_probabilities, model_run_columns

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from scipy.stats import norm
 
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.frozen_model import FrozenModel
 from router_train.route.kinds import ModelEvidence
 
 SHIFT_LEVEL = 0.999

@@ -8,7 +8,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.frozen_model import FrozenModel
 from router_train.offpolicy.estimators import BOOTSTRAP, MIN_TRIED, PolicyEstimate
 from router_train.offpolicy.from_log import DIGITS, LoggedTasks, estimate_all
 from router_train.serve.export import ServeRecords

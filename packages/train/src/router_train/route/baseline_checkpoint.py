@@ -14,8 +14,8 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import Field
 
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.numeric_option import Seed, Share
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.numeric_option import Seed, Share
 from router_oracle.table import TaskRecord
 from router_train.checkpoint_io import read_checkpoint_file
 from router_train.fit_source import FitSource

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.frozen_model import FrozenModel
 
 
 class Decision(FrozenModel):

@@ -13,9 +13,9 @@ from router_frontier_rl.capabilities import CapabilitySummary, summarize
 from router_frontier_rl.split import select_tasks
 from router_oracle.candidates import BUNDLED_CANDIDATES
 from router_oracle.derive import CandidateIndex
+from router_oracle.infra.validation_message import one_line
 from router_oracle.pool_file import load_pool
 from router_oracle.table_check import load_table
-from router_oracle.validation_message import one_line
 from router_train.route.endpoint import EndpointRouter
 from router_train.route.kinds import kind_of
 from router_train.route.operating_point import point_for

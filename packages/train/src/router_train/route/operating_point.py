@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from router_frontier_rl.bundled import bundled_table_path
-from router_oracle.file_hash import sha256_file
+from router_oracle.infra.file_hash import sha256_file
 from router_oracle.table import TaskRecord
 from router_oracle.table_check import load_table
 from router_train.route.deploy import NATIVE, OperatingPoint, Scorer, dial_point

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.validation_message import one_line
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.validation_message import one_line
 from router_train.route.decision import Decision
 from router_train.route.spec import RouteError
 

@@ -9,8 +9,8 @@ from typing import Annotated, Any
 from pydantic import Field, TypeAdapter, ValidatorFunctionWrapHandler, WrapValidator, model_validator
 from pydantic_core import PydanticCustomError
 
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.numeric_option import Count, Retries, Seconds, Seed, Share, Temperature
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.numeric_option import Count, Retries, Seconds, Seed, Share, Temperature
 from router_train.chat_endpoint import EndpointError
 
 

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from router_oracle.data_files import tasks_path
-from router_oracle.errors import OracleInputError
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.errors import OracleInputError
+from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
 from router_oracle.tasks_file import read_tasks
 from router_train.route.spec import RouteError

@@ -11,7 +11,7 @@ from typing import Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
 from router_train.scoring.decisions import Decisions, EvaluateError, from_distributions, from_labels
 from router_train.task_features import FeatureScaling

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.report_numbers import rounded
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.report_numbers import rounded
 from router_oracle.table import TaskRecord
 from router_train.scoring.dial import RouterScores, outcome_matrices
 

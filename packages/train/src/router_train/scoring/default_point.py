@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.numeric_option import Finite
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.numeric_option import Finite
 
 Choice = Literal["router", "dial", "cheapest"]
 

@@ -38,9 +38,9 @@ from typing import Annotated, Protocol
 import numpy as np
 from pydantic import Field, model_validator
 
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.numeric_option import Finite
-from router_oracle.report_numbers import rounded
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.numeric_option import Finite
+from router_oracle.infra.report_numbers import rounded
 from router_oracle.table import TaskRecord
 from router_train.scoring.default_point import SafePoint
 from router_train.scoring.metrics import task_outcome

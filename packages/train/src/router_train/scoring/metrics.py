@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict
 
 from router_frontier_rl.rewards import score_route
 from router_oracle.frontier import ModelPoint
-from router_oracle.report_numbers import rounded
+from router_oracle.infra.report_numbers import rounded
 from router_oracle.table import TaskRecord
 from router_train.scoring.bootstrap import TaskResample
 from router_train.scoring.decisions import UNPARSEABLE, Decisions

@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from router_frontier_rl.split import stratified_folds
-from router_oracle.report_numbers import rounded
+from router_oracle.infra.report_numbers import rounded
 from router_oracle.table import TaskRecord
 from router_train.scoring.decisions import UNPARSEABLE, Decisions, from_labels
 from router_train.scoring.default_point import SafeCandidate, SafePoint

@@ -30,8 +30,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from router_oracle.frontier import Mix, ModelPoint, best_mix_at_cost, cheapest_mix_at_resolved
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.report_numbers import EPS, rounded
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.report_numbers import EPS, rounded
 from router_train.scoring.bootstrap import TaskResample, percentile_interval
 
 

@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from router_oracle.file_hash import sha256_file
+from router_oracle.infra.file_hash import sha256_file
 from router_train.route import CheckpointSpec, Decision, EndpointError, Router, RouteTask, load_router
 from router_train.route.task import REPO_PATTERN, issue_id
 from router_train.serve.config import (

@@ -9,9 +9,9 @@ from typing import Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.text_file import read_text_file
-from router_oracle.validation_message import one_line
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.text_file import read_text_file
+from router_oracle.infra.validation_message import one_line
 from router_train.route import RouterSpec
 
 ROUTER_MODEL = "router"

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
-from router_oracle.validation_message import one_line
+from router_oracle.infra.validation_message import one_line
 from router_train.serve.records import DecisionRecord, OutcomeRecord, RecordError, parse_record
 from router_train.serve.store_api import StoreUnavailable, masked, store_url
 from router_train.serve.store_postgres import read_rows

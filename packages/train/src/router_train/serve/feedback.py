@@ -7,8 +7,8 @@ from collections.abc import Mapping
 
 from pydantic import Field, StrictBool, ValidationError
 
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.validation_message import one_line
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.validation_message import one_line
 from router_train.serve.identity import RequestError
 from router_train.serve.json_body import parse_json_body
 

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.validation_message import one_line
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.validation_message import one_line
 from router_train.route import Decision
 
 

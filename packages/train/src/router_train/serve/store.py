@@ -17,7 +17,7 @@ from typing import TextIO
 
 from pydantic import Field
 
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.frozen_model import FrozenModel
 from router_train.serve.records import (
     DecisionRecord,
     FenceRecord,

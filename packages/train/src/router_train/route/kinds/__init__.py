@@ -23,7 +23,7 @@ from typing import Annotated, cast
 
 from pydantic import Field
 
-from router_oracle.text_file import read_text_file
+from router_oracle.infra.text_file import read_text_file
 from router_train.anypool.checkpoint import AnyPoolCheckpoint
 from router_train.irt.checkpoint import IrtCheckpoint
 from router_train.local.checkpoint import LocalCheckpoint

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from router_oracle.file_hash import sha256_file
+from router_oracle.infra.file_hash import sha256_file
 from router_oracle.results_matrix import bundled_results_for, matrix_of
 from router_train.irt.checkpoint import (
     IrtCheckpoint,

@@ -12,8 +12,8 @@ from typing import TypeVar
 import numpy as np
 
 from router_oracle.derive import CandidateIndex
-from router_oracle.file_hash import sha256_file
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.infra.file_hash import sha256_file
+from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.pool_file import load_pool
 from router_oracle.table import OracleTable, TaskRecord
 from router_train.route.deploy import Scorer

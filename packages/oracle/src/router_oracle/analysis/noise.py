@@ -36,18 +36,18 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
-from router_oracle.errors import OracleInputError
-from router_oracle.frontier import ModelPoint, best_mix_at_cost
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.harness_agreement import CROSS_HARNESS, CrossHarnessModel, measure_cross_harness
-from router_oracle.report_numbers import rounded
-from router_oracle.run_agreement import (
+from router_oracle.analysis.harness_agreement import CROSS_HARNESS, CrossHarnessModel, measure_cross_harness
+from router_oracle.analysis.run_agreement import (
     MeasuredModel,
     MeasuredSource,
     built_from_bundled_leaderboard,
     measure_bundled,
     measure_models,
 )
+from router_oracle.frontier import ModelPoint, best_mix_at_cost
+from router_oracle.infra.errors import OracleInputError
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.report_numbers import rounded
 from router_oracle.table import OracleTable, TaskRecord
 
 METHOD = """\

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from router_oracle.numeric_option import field_option
+from router_oracle.infra.numeric_option import field_option
 
 _UNSET: Any = object()
 """No default given to `field_help`: the field's own is shown."""

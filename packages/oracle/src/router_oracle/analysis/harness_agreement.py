@@ -27,11 +27,11 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from router_oracle.file_hash import sha256_file
-from router_oracle.frozen_model import FrozenModel
+from router_oracle.analysis.run_agreement import RunPair, compare_runs
+from router_oracle.infra.file_hash import sha256_file
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.report_numbers import rounded
 from router_oracle.leaderboard_models import base_model
-from router_oracle.report_numbers import rounded
-from router_oracle.run_agreement import RunPair, compare_runs
 from router_oracle.sources.leaderboard import read_leaderboard
 from router_oracle.sources.openhands import read_openhands_resolved
 from router_oracle.sources.registry import KINDS_BY_NAME

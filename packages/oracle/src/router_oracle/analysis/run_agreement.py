@@ -19,9 +19,9 @@ from typing import Literal
 
 from router_oracle.build import build_table
 from router_oracle.data_files import leaderboard_path
-from router_oracle.file_hash import sha256_file
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.report_numbers import rounded
+from router_oracle.infra.file_hash import sha256_file
+from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.infra.report_numbers import rounded
 from router_oracle.table import OracleTable
 
 TWICE_RUN_POOL = "twice_run"

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import math
 
+from router_oracle.analysis.noise import NoiseEstimate, estimate_noise, headroom_sentence
+from router_oracle.analysis.run_agreement import RunPair
 from router_oracle.candidates import CandidatesTable
 from router_oracle.derive import CandidateIndex
-from router_oracle.frozen_model import FrozenModel
-from router_oracle.noise import NoiseEstimate, estimate_noise, headroom_sentence
-from router_oracle.run_agreement import RunPair
+from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.table import OracleTable
 from router_oracle.table_check import check_table
 
@@ -68,7 +68,7 @@ class TableStats(FrozenModel):
     """Tasks no model resolved in any run (the cheapest model is the oracle)."""
     noise: NoiseEstimate
     """The oracle's headroom above the best mix of single models, and the part rollout noise alone would
-    produce (`router_oracle.noise`)."""
+    produce (`router_oracle.analysis.noise`)."""
 
 
 def compute_stats(table: OracleTable, *, origin: str = "<table>") -> TableStats:

@@ -13,9 +13,9 @@ from typing import ClassVar
 
 from pydantic import ValidationError
 
-from router_oracle.console_entry import EXIT_INTERRUPTED as EXIT_INTERRUPTED
-from router_oracle.console_entry import INTERRUPTED
-from router_oracle.validation_message import one_line
+from router_oracle.infra.console_entry import EXIT_INTERRUPTED as EXIT_INTERRUPTED
+from router_oracle.infra.console_entry import INTERRUPTED
+from router_oracle.infra.validation_message import one_line
 
 EXIT_OK = 0
 """Done: every output was written."""

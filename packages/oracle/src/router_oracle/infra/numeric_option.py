@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from router_oracle.validation_message import one_line
+from router_oracle.infra.validation_message import one_line
 
 MAX_SEED = 2**32 - 1
 """Largest seed: 32 bits, what numpy's and most other generators take."""
