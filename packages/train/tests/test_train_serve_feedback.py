@@ -267,7 +267,7 @@ def test_the_stream_meter_reads_usage_however_the_stream_is_cut() -> None:
 def test_outcomes_survive_a_sigkill_exactly_once(
     tmp_path: Path, checkpoint: Path, stubs: Any, router: Router, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    """40 conversations post outcomes while the proxy is killed (SIGKILL); after a restart every outcome
+    """40 clients post outcomes while the proxy is killed (SIGKILL); after a restart every outcome
     that got its 200 is there as it was, and posting all of them again leaves exactly one per task."""
     cfg = config(tmp_path, checkpoint, stubs)
     issues = [text for _, _, text in bundled_issues()[:40]]
@@ -282,44 +282,51 @@ def test_outcomes_survive_a_sigkill_exactly_once(
         wait_until_serving(proc, f"http://127.0.0.1:{port}")
         return proc
 
-    async def load(url: str, killer: subprocess.Popen[str]) -> dict[int, dict[str, Any]]:
+    async def load(url: str, killer: subprocess.Popen[str]) -> tuple[list[int], dict[int, dict[str, Any]]]:
+        # 40 clients post conversation after conversation until the proxy is gone, so the kill lands
+        # mid-burst however fast the machine answers.
+        attempted: list[int] = []
         committed: dict[int, dict[str, Any]] = {}
         async with httpx.AsyncClient(timeout=30) as client:
 
-            async def one(i: int) -> None:
-                try:
-                    body = {"model": "router", "messages": [{"role": "user", "content": issues[i]}]}
-                    headers = {TASK_ID_HEADER: f"job-{i}"}
-                    await client.post(f"{url}/v1/chat/completions", json=body, headers=headers)
-                    r = await client.post(
-                        f"{url}/v1/feedback",
-                        json=report(i),
-                        headers={"authorization": f"Bearer {TOKEN}"},
-                    )
+            async def client_loop() -> None:
+                while len(attempted) < 40 * len(issues):
+                    i = len(attempted)
+                    attempted.append(i)
+                    try:
+                        text = issues[i % len(issues)]
+                        body = {"model": "router", "messages": [{"role": "user", "content": text}]}
+                        headers = {TASK_ID_HEADER: f"job-{i}"}
+                        await client.post(f"{url}/v1/chat/completions", json=body, headers=headers)
+                        r = await client.post(
+                            f"{url}/v1/feedback",
+                            json=report(i),
+                            headers={"authorization": f"Bearer {TOKEN}"},
+                        )
+                    except httpx.TransportError:
+                        return  # the proxy is gone
                     if r.status_code == 200:
                         committed[i] = r.json()
                         if len(committed) == 15:
                             killer.send_signal(signal.SIGKILL)
-                except httpx.TransportError:
-                    pass  # the proxy is gone
 
-            await asyncio.gather(*(one(i) for i in range(len(issues))))
-        return committed
+            await asyncio.gather(*(client_loop() for _ in range(len(issues))))
+        return attempted, committed
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     proc = start(port)
     try:
-        committed = asyncio.run(load(url, proc))
+        attempted, committed = asyncio.run(load(url, proc))
         assert proc.wait(timeout=30) == -signal.SIGKILL
-        assert 15 <= len(committed) < len(issues)  # killed mid-load
+        assert 15 <= len(committed) < len(attempted)  # killed mid-load
         log = cfg.parent / "state" / "decisions.jsonl"
         with log.open("ab") as fh:  # a line cut mid-write, as a kill inside a long write leaves it
             fh.write(b'{"event":"outcome","time":"2026-')
         torn_line = log.read_bytes().count(b"\n") + 1
         proc = start(port)  # reopening the log fences the torn line
         recorded = set()
-        for i in range(len(issues)):
+        for i in attempted:
             r = post_feedback(url, report(i))
             if i in committed:
                 assert r.status_code == 200 and r.json() == committed[i]  # kept as it was
