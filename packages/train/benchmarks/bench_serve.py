@@ -3,6 +3,8 @@
 Run from the repository root (prints figures; not a test):
   PYTHONPATH=packages/oracle/src:packages/env/src:packages/train/src \
     python packages/train/benchmarks/bench_serve.py [--requests 2000] [--concurrency 32] [--checkpoint PATH]
+  (`--store postgresql`: the same against a throwaway PostgreSQL cluster; add packages/train/tests to
+  PYTHONPATH)
 
 Three processes on 127.0.0.1: a stub OpenAI-compatible upstream (a fixed chat completion, no delay), the
 proxy (uvicorn, one worker, a `router-train local` checkpoint: trained for a few steps unless given)
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import multiprocessing
 import os
@@ -114,12 +117,24 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=2000, help="sequential requests per target")
     parser.add_argument("--concurrency", type=int, default=32, help="requests in flight for requests/s")
     parser.add_argument("--checkpoint", type=Path, default=None, help="a router-train local checkpoint")
+    parser.add_argument(
+        "--store",
+        choices=("sqlite", "postgresql"),
+        default="sqlite",
+        help="the proxy's store: the embedded SQLite file, or a throwaway PostgreSQL cluster (Debian's "
+        "binaries, packages/train/tests/postgres_server.py: put packages/train/tests on PYTHONPATH)",
+    )
     args = parser.parse_args()
 
     import httpx
     import tomli_w
 
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as services:
+        store = str(Path(tmp) / "state" / "decisions.sqlite")
+        if args.store == "postgresql":
+            from postgres_server import cluster
+
+            store = services.enter_context(cluster()).url
         checkpoint = args.checkpoint
         if checkpoint is None:
             from router_train.local import LocalTrainConfig, train_local
@@ -139,7 +154,7 @@ def main() -> int:
                 {
                     "router": {"checkpoint": str(checkpoint)},
                     "upstreams": {m: {"base_url": stub_url, "model": m} for m in pool},
-                    "store": str(Path(tmp) / "state" / "decisions.sqlite"),
+                    "store": store,
                     "decision_log": str(Path(tmp) / "state" / "decisions.jsonl"),
                 }
             )
@@ -181,7 +196,10 @@ def main() -> int:
                 proxy_cpu = (_cpu_s(proxy_pid) - cpu0[1]) * 1000 / args.requests
             records = [json.loads(line) for line in (Path(tmp) / "state" / "decisions.jsonl").open()]
             route_ms = [r["latency_ms"] for r in records if r.get("event", "decision") == "decision"]
-            print(f"requests: {args.requests} sequential per target, payload {len(payload)} bytes")
+            print(
+                f"requests: {args.requests} sequential per target, payload {len(payload)} bytes, "
+                f"store: {args.store}"
+            )
             for label, values in (("direct to stub:  ", direct), ("through proxy:   ", proxied)):
                 print(f"{label} median {statistics.median(values):.2f} ms, p99 {_pct(values, 0.99):.2f} ms")
             print(

@@ -19,7 +19,7 @@ from router_train.evaluate.report import refused_text
 from router_train.irt.checkpoint import read_irt
 from router_train.offpolicy.from_log import candidate_picks
 from router_train.offpolicy.replay import static_picks
-from router_train.route import CheckpointSpec, RouteTask, load_router
+from router_train.route import CheckpointSpec, load_router
 from router_train.route.kinds import kind_of
 from router_train.scoring.default_point import SafeCandidate, SafePoint
 from router_train.scoring.safe_point import DIAL_MARGIN, dial_estimate, honoured
@@ -42,7 +42,7 @@ def _with_safe_point(path: Path, out: Path, **update: object) -> Path:
 def test_every_deployer_picks_what_route_picks(irt_checkpoint: Path, tmp_path: Path) -> None:
     table = load_table(bash_only_table_path())
     tasks = select_tasks(table, "eval", 0.2, 0)[:40]
-    texts = [RouteTask.of_record(t) for t in tasks]
+    texts = list(tasks)
     models = sorted(table.pool.ids)
     stored = json.loads(irt_checkpoint.read_text())["safe_point"]
     native = _with_safe_point(irt_checkpoint, tmp_path / "native.json", choice="router", model=None)

@@ -19,7 +19,8 @@ from anypool_tables import synthetic_index
 from router_oracle.candidates import CandidatesError, write_candidates
 from router_oracle.derive import CandidateIndex
 from router_oracle.frontier import ModelPoint
-from router_oracle.table import OracleTable, TaskRecord, write_table
+from router_oracle.table import OracleTable, write_table
+from router_oracle.task_input import TaskInput
 from router_train.anypool import AnyPoolTrainConfig, train_any_pool
 from router_train.anypool.irt_inputs import fit_anypool_irt
 from router_train.cli import main
@@ -168,7 +169,7 @@ def test_no_task_routed_by_a_router_trained_on_it_and_no_held_out_model_in_train
         }
         route = result.policy.route
 
-        def spy_route(tasks: Sequence[TaskRecord], view) -> list[str]:  # type: ignore[no-untyped-def]
+        def spy_route(tasks: Sequence[TaskInput], view) -> list[str]:  # type: ignore[no-untyped-def]
             call["routed"].append(({t.instance_id for t in tasks}, set(view.ids)))  # type: ignore[attr-defined]
             return route(tasks, view)
 
@@ -234,7 +235,7 @@ def test_no_task_routed_by_a_router_trained_on_it_and_no_held_out_model_in_train
 class _AlwaysCheapest:
     """Stands in for the any-pool router: every task to the pool's cheapest model (a frontier corner)."""
 
-    def route(self, tasks: Sequence[TaskRecord], view) -> list[str]:  # type: ignore[no-untyped-def]
+    def route(self, tasks: Sequence[TaskInput], view) -> list[str]:  # type: ignore[no-untyped-def]
         cheapest = min(view.summary.models, key=lambda m: m.mean_cost).id
         return [cheapest] * len(tasks)
 

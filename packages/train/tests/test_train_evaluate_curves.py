@@ -12,6 +12,7 @@ import pytest
 from evaluate_tables import FAST_LOCAL, IDS, cv_report, make_table
 
 from router_oracle.table import TaskRecord
+from router_oracle.task_input import TaskInput
 from router_train.evaluate import curves, evaluate, write_report
 from router_train.evaluate import dial as dial_module
 from router_train.evaluate.config import EvaluateConfig
@@ -59,6 +60,20 @@ def test_the_dial_moves_cost_monotonically() -> None:
     costs = [p.cost_per_task for p in cal.points]
     assert len(cal.points) > 10 and costs[0] > costs[-1]
     assert [p.dial for p in cal.points] == sorted(p.dial for p in cal.points)
+
+
+def test_the_dial_of_tasks_without_outcomes_needs_them_given() -> None:
+    # Logged tasks (a refit's) are `TaskInput`s: no measured outcome to calibrate on unless given.
+    tasks = make_table(12).tasks
+    scores = np.random.default_rng(0).normal(size=(len(tasks), len(IDS)))
+    inputs = [
+        TaskInput(instance_id=t.instance_id, repo=t.repo, problem_statement=t.problem_statement)
+        for t in tasks
+    ]
+    with pytest.raises(ValueError, match="tasks without measured outcomes need `outcomes` given"):
+        calibrate(scores, inputs, IDS)
+    given = calibrate(scores, inputs, IDS, outcomes=outcome_matrices(tasks, IDS))
+    assert given == calibrate(scores, tasks, IDS)
 
 
 def _budgets_land(scores: np.ndarray, train: Sequence[TaskRecord], tolerance: float | None) -> None:

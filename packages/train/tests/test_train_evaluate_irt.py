@@ -15,7 +15,7 @@ from router_train.cli import main
 from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.report import render_markdown, render_terminal
 from router_train.evaluate.run import evaluate, read_table
-from router_train.route import CheckpointSpec, RouteTask, load_router
+from router_train.route import CheckpointSpec, load_router
 from router_train.scoring.dial import outcome_matrices
 
 
@@ -30,7 +30,7 @@ def test_split_mode_irt_row_matches_the_saved_router_and_reports_calibration(
     # The saved router fitted on the same train split routes the eval tasks to the same models.
     eval_tasks = select_tasks(table, "eval", 0.2, 0)
     saved = load_router(CheckpointSpec(checkpoint=irt_checkpoint))
-    models = [d.model for d in saved.route_many([RouteTask.of_record(t) for t in eval_tasks])]
+    models = [d.model for d in saved.route_many(list(eval_tasks))]
     shares = {m: v for m, v in row.metrics.label_distribution.items() if v > 0}
     assert shares == pytest.approx({m: models.count(m) / len(models) for m in set(models)}, abs=1e-6)
     # Calibration: one line per pool model, on the 100 routed tasks, observed = their measured rates.

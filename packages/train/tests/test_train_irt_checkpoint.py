@@ -24,7 +24,7 @@ from router_train.irt.router import (
     near_tie_scores,
     pool_probabilities,
 )
-from router_train.route import CheckpointSpec, RouteTask, load_router
+from router_train.route import CheckpointSpec, load_router
 
 
 def test_near_tie_scores_argmax_is_the_near_tie_rule_with_columns_by_cost() -> None:
@@ -54,7 +54,7 @@ def test_saved_router_routes_as_the_fitted_router(checkpoint: Path) -> None:
     eval_tasks = select_tasks(table, "eval", 0.2, 0)
     expected = FittedIrtRouter.from_fit(ckpt.fit).route(eval_tasks, table.pool)
     router = load_router(CheckpointSpec(checkpoint=checkpoint))
-    got = [d.model for d in router.route_many([RouteTask.of_record(t) for t in eval_tasks])]
+    got = [d.model for d in router.route_many(list(eval_tasks))]
     assert got == expected
 
 
@@ -72,7 +72,7 @@ def test_dial_is_lambda_on_predicted_probability_minus_predicted_cost(checkpoint
     capped = near_tie_scores(p, ckpt.fit.tolerance)
     col = {m: j for j, m in enumerate(table.pool.ids)}
     for d, row in zip(
-        router.route_many([RouteTask.of_record(t) for t in tasks]),
+        router.route_many(list(tasks)),
         capped - 0.5 * np.asarray([by_id[m] for m in table.pool.ids]),
         strict=True,
     ):

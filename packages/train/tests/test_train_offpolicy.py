@@ -19,7 +19,7 @@ from router_train.cli import main
 from router_train.irt.checkpoint import read_irt
 from router_train.offpolicy.estimators import Logged, always, estimate_policy
 from router_train.offpolicy.replay import replay_seed, setup
-from router_train.route import CheckpointSpec, RouteTask, load_router
+from router_train.route import CheckpointSpec, load_router
 from router_train.serve.explore import propensity, serve_choice
 from router_train.serve.records import DecisionRecord, OutcomeRecord, record_line
 
@@ -188,11 +188,9 @@ def test_feedback_estimates_a_candidate_and_refits_a_checkpoint_route_loads(
     before, after = read_irt(tables["prior"]), read_irt(out / "checkpoint.json")
     assert after.fit.c != before.fit.c and after.fit.run_ids == before.fit.run_ids
     router = load_router(CheckpointSpec(checkpoint=out / "checkpoint.json"))
-    task = RouteTask.of_record(load_table(tables["oh"]).tasks[0])
+    task = load_table(tables["oh"]).tasks[0]
     assert router.route(task).model in before.pool.ids
-    picks = [
-        d.model for d in router.route_many([RouteTask.of_record(t) for t in load_table(tables["oh"]).tasks])
-    ]
+    picks = [d.model for d in router.route_many(list(load_table(tables["oh"]).tasks))]
     assert picks.count("kimi-k2.5-high") > len(picks) // 2
     # the same log and flags give the same checkpoint bytes
     again = tmp_path / "again"

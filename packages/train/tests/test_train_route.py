@@ -16,7 +16,7 @@ from router_oracle.table_check import load_table
 from router_train.anypool import load_any_pool_router
 from router_train.cli import main
 from router_train.evaluate.run import Source, _checkpoint
-from router_train.route import CheckpointSpec, RouteTask, bundled_tasks, issue_task, load_router
+from router_train.route import CheckpointSpec, TaskInput, bundled_tasks, issue_task, load_router
 from router_train.route.plan import id_filter
 from router_train.scoring import baselines
 from router_train.scoring.decisions import Decisions
@@ -38,7 +38,7 @@ def eval_ids(table) -> list[str]:
     return sorted(t.instance_id for t in select_tasks(table, "eval"))
 
 
-def _tasks_file(path: Path, tasks: list[RouteTask]) -> Path:
+def _tasks_file(path: Path, tasks: list[TaskInput]) -> Path:
     # Extra SWE-bench fields are ignored; `difficulty` is kept (bundled tasks carry it).
     rows = [{**t.model_dump(), "patch": "--- gold, never read", "base_commit": "abc"} for t in tasks]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -61,7 +61,7 @@ def _pool_toml(path: Path, ids: list[str]) -> Path:
     return path
 
 
-def _new_tasks() -> list[RouteTask]:
+def _new_tasks() -> list[TaskInput]:
     return [issue_task(text, repo) for repo, text in NEW_ISSUES]
 
 
@@ -92,7 +92,7 @@ def test_grpo_checkpoint_routes_as_evaluate(grpo_checkpoint, table, eval_ids, tm
 
     policy = load_policy(grpo_checkpoint)
     for t in _new_tasks():
-        assert got[t.instance_id] == policy.route([t.record()])[0]
+        assert got[t.instance_id] == policy.route([t])[0]
     # The Python API is the same code: one task at a time gives the same decisions, scores explain them.
     router = load_router(CheckpointSpec(checkpoint=grpo_checkpoint, no_safe_point=True))
     for t in tasks[:5] + _new_tasks():
@@ -166,7 +166,7 @@ def test_anypool_checkpoint_routes_any_pool_as_evaluate_anypool(
     got = {d["instance_id"]: d["model"] for d in out}
     # evaluate-anypool routes a pool with `AnyPoolPolicy.route(tasks, PoolView.build(...))`, as this does.
     ref = load_any_pool_router(anypool_checkpoint)
-    routes = ref.route([t.record() for t in tasks], ids)
+    routes = ref.route(tasks, ids)
     assert got == {t.instance_id: r for t, r in zip(tasks, routes, strict=True)}
     assert set(out[0]["scores"]) == set(ids)
 

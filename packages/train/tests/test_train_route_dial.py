@@ -133,7 +133,7 @@ def test_dial_is_evaluates_rule_and_explain_shows_dialled_scores(grpo_checkpoint
     tasks = [bundled[t.instance_id] for t in train_records[:40]]
     from router_train.local import load_policy
 
-    logits = load_policy(grpo_checkpoint).logits([t.record() for t in tasks])
+    logits = load_policy(grpo_checkpoint).logits(list(tasks))
     picks = apply_dial(logits, np.asarray(router.point.calibration.model_costs), 0.7)
     decisions = router.route_many(tasks)
     assert [d.model for d in decisions] == [router.pool[i] for i in picks]

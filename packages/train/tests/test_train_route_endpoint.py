@@ -16,7 +16,7 @@ from route_stub import Answer, stub_server
 from router_frontier_rl import RouterConfig, RouterTaskset
 from router_frontier_rl.route_parser import MAX_REPLY_CHARS
 from router_train.cli import main
-from router_train.route import EndpointError, EndpointSpec, RouteTask, bundled_tasks, load_router
+from router_train.route import EndpointError, EndpointSpec, TaskInput, bundled_tasks, load_router
 
 VALID = "Looks like a hard one.\n<route>gpt-5.5</route>"
 
@@ -114,7 +114,7 @@ def test_failures_after_retries_are_one_line_exit_1_nothing_written(served, tmp_
 
 
 def test_python_api_same_code(served):
-    task = RouteTask(instance_id="new-1", repo="django/django", problem_statement="Admin crashes on save.")
+    task = TaskInput(instance_id="new-1", repo="django/django", problem_statement="Admin crashes on save.")
     with stub_server(lambda body, n: Answer("<route>claude-opus-4.7</route>")) as server:
         router = load_router(EndpointSpec(endpoint=server.base_url, model="m", max_retries=0))
         assert router.scores([task]) is None and router.pool == served[0].data.valid_ids

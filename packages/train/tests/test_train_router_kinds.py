@@ -29,7 +29,7 @@ from router_train.irt.fitter import IrtFitter
 from router_train.irt.router import IrtConfig, fit_irt_router
 from router_train.local import LocalTrainConfig
 from router_train.local.fitter import LocalFitter
-from router_train.route import CheckpointSpec, RouteTask, load_router
+from router_train.route import CheckpointSpec, TaskInput, load_router
 from router_train.route.kinds import (
     KINDS,
     Checkpoint,
@@ -72,8 +72,8 @@ def checkpoint(request: pytest.FixtureRequest) -> Path:
 
 
 @pytest.fixture(scope="module")
-def eval_tasks() -> list[RouteTask]:
-    return [RouteTask.of_record(t) for t in select_tasks(load_table(bash_only_table_path()), "eval")]
+def eval_tasks() -> list[TaskInput]:
+    return list(select_tasks(load_table(bash_only_table_path()), "eval"))
 
 
 def test_the_registry_keeps_the_on_disk_kinds_and_the_union_has_every_kind() -> None:
@@ -95,7 +95,7 @@ def test_a_checkpoint_is_read_as_its_kind(checkpoint: Path) -> None:
     assert type(parsed) is kind.checkpoint and parsed.kind == kind.kind
 
 
-def test_every_kind_routes_as_the_argmax_of_its_scores(checkpoint: Path, eval_tasks: list[RouteTask]) -> None:
+def test_every_kind_routes_as_the_argmax_of_its_scores(checkpoint: Path, eval_tasks: list[TaskInput]) -> None:
     router = load_router(CheckpointSpec(checkpoint=checkpoint, pool=POOL, no_safe_point=True))
     assert sorted(router.pool) == ["claude-opus-4.6", "gpt-5.2-high", "kimi-k2.5-high"]
     decisions = router.route_many(eval_tasks, explain=False)
@@ -106,7 +106,7 @@ def test_every_kind_routes_as_the_argmax_of_its_scores(checkpoint: Path, eval_ta
     assert all(d.router == router.name and d.dial is None for d in decisions)
 
 
-def test_every_kind_takes_a_budget_and_a_dial(checkpoint: Path, eval_tasks: list[RouteTask]) -> None:
+def test_every_kind_takes_a_budget_and_a_dial(checkpoint: Path, eval_tasks: list[TaskInput]) -> None:
     at_zero = load_router(CheckpointSpec(checkpoint=checkpoint, pool=POOL, dial=0.0, no_safe_point=True))
     calibration = at_zero.point.calibration
     assert calibration is not None and calibration.points
@@ -137,7 +137,7 @@ def test_every_kind_takes_a_budget_and_a_dial(checkpoint: Path, eval_tasks: list
 
 
 def test_every_kind_is_judged_by_evaluate_on_unseen_tasks_only(
-    checkpoint: Path, eval_tasks: list[RouteTask], tmp_path: Path
+    checkpoint: Path, eval_tasks: list[TaskInput], tmp_path: Path
 ) -> None:
     table, info = read_table(bash_only_table_path())
     report = evaluate(

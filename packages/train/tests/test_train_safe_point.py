@@ -19,7 +19,6 @@ from router_train.fit_source import FitSource
 from router_train.route.baseline_checkpoint import fit_baseline
 from router_train.route.load import load_router
 from router_train.route.spec import CheckpointSpec
-from router_train.route.task import RouteTask
 from router_train.scoring.baseline_fitter import BaselineFitter
 from router_train.scoring.decisions import Decisions, from_labels
 from router_train.scoring.dial import RouterScores
@@ -154,7 +153,7 @@ def test_checkpoint_carries_the_point_evaluate_chooses_and_route_honours_it(tmp_
     )[1]
     assert ckpt.safe_point == next(s.safe_point for s in scores if s.name == name)
 
-    tasks = [RouteTask.of_record(t) for t in train[:30]]
+    tasks = list(train[:30])
 
     def routes(point: SafePoint | None, **spec: Any) -> list[str | None]:
         path = tmp_path / "ckpt.json"

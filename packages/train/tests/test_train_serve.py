@@ -36,7 +36,7 @@ from serve_stubs import (
 
 from router_oracle.infra.file_hash import sha256_file
 from router_train.cli import main
-from router_train.route import Router, RouteTask
+from router_train.route import Router, TaskInput
 from router_train.serve import MODEL_HEADER, REPO_HEADER, TASK_ID_HEADER, task_key
 from router_train.serve.app import decision_record
 
@@ -62,7 +62,7 @@ def router(serve_router: Router) -> Router:
 
 
 def expected(router: Router, issue: str, instance_id: str = "t") -> str:
-    model = router.route(RouteTask(instance_id=instance_id, repo=None, problem_statement=issue)).model
+    model = router.route(TaskInput(instance_id=instance_id, problem_statement=issue)).model
     assert model is not None
     return model
 
@@ -74,7 +74,7 @@ def issues_by_model(router: Router) -> dict[str, list[str]]:
     texts = [text for _, _, text in bundled_issues()]
     # `route_many` is `route` task by task (route_many's own tests), in one batch of 500.
     decisions = router.route_many(
-        [RouteTask(instance_id="t", repo=None, problem_statement=text) for text in texts], explain=False
+        [TaskInput(instance_id="t", problem_statement=text) for text in texts], explain=False
     )
     for text, decision in zip(texts, decisions, strict=True):
         assert decision.model is not None
@@ -135,9 +135,7 @@ def test_first_request_is_routed_then_every_turn_sticks(
         first = SWEBENCH_TEMPLATE.format(task=issues[0])
         assert line["task"] == task_key(first, None) and line["model"] == model_id
         # The router read the issue inside the template, and the log holds what `route` decides for it.
-        again = router.route(
-            RouteTask(instance_id=line["instance_id"], repo=None, problem_statement=issues[0])
-        )
+        again = router.route(TaskInput(instance_id=line["instance_id"], problem_statement=issues[0]))
         assert {k: line[k] for k in decision_record(again)} == decision_record(again)
         assert line["latency_ms"] >= 0 and line["time"].endswith("Z")
 
@@ -189,7 +187,7 @@ def test_repo_header_reaches_the_router(tmp_path: Path, checkpoint: Path, router
                 model="router", messages=conversation(issue, 0), extra_headers={REPO_HEADER: "not a repo"}
             )
     (line,) = log_lines(cfg)
-    with_repo = router.route(RouteTask(instance_id=line["instance_id"], repo=repo, problem_statement=issue))
+    with_repo = router.route(TaskInput(instance_id=line["instance_id"], repo=repo, problem_statement=issue))
     assert {k: line[k] for k in decision_record(with_repo)} == decision_record(with_repo)
     assert raw.headers[MODEL_HEADER] == with_repo.model
 

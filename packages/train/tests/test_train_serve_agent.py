@@ -32,7 +32,7 @@ from serve_stubs import (
     write_config,
 )
 
-from router_train.route import RouteTask
+from router_train.route import TaskInput
 from router_train.serve import issue_text, task_key
 from router_train.serve.app import decision_record
 
@@ -127,7 +127,7 @@ def test_mini_swe_agent_runs_one_task_on_the_routed_model(
     checkpoint = trained_checkpoint(tmp_path_factory.getbasetemp())  # shared with test_train_serve.py
     router = native_router(checkpoint)
     _, repo, issue = bundled_issues()[1]
-    chosen = router.route(RouteTask(instance_id="x", repo=repo, problem_statement=issue)).model
+    chosen = router.route(TaskInput(instance_id="x", repo=repo, problem_statement=issue)).model
     assert chosen is not None
     stubs = {m: StubUpstream(f"up-{m}") for m in router.pool}
     workdir = tmp_path / "testbed"
@@ -162,7 +162,7 @@ def test_mini_swe_agent_runs_one_task_on_the_routed_model(
     assert line["model"] == chosen and line["task"] == task_key(out["first_user"], None)
     # The router read the issue inside mini-SWE-agent's template, and the repo from the header.
     assert issue in out["first_user"] and out["first_user"] != issue
-    again = router.route(RouteTask(instance_id=line["instance_id"], repo=repo, problem_statement=issue))
+    again = router.route(TaskInput(instance_id=line["instance_id"], repo=repo, problem_statement=issue))
     # ... and logged what `route` decides for it (its scores, or the safe default point's fallback).
     assert {k: line[k] for k in decision_record(again)} == decision_record(again)
 

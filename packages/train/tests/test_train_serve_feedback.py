@@ -40,7 +40,7 @@ from serve_stubs import (
 from router_oracle.infra.file_hash import sha256_file
 from router_oracle.sources.long_table import read_long_table
 from router_train.cli import main
-from router_train.route import Router, RouteTask
+from router_train.route import Router, TaskInput
 from router_train.serve import MODEL_HEADER, TASK_HEADER, TASK_ID_HEADER
 from router_train.serve.usage import StreamMeter, Tokens
 
@@ -211,8 +211,7 @@ def test_exploration_logs_the_propensity_of_the_served_model(
     rate, n = 0.5, 40
     issues = [text for _, _, text in bundled_issues()[:n]]
     picks = [
-        router.route(RouteTask(instance_id="t", repo=None, problem_statement=t), explain=False).model
-        for t in issues
+        router.route(TaskInput(instance_id="t", problem_statement=t), explain=False).model for t in issues
     ]
     runs: dict[int, list[dict[str, Any]]] = {}
     for seed in (3, 3, 4):

@@ -9,6 +9,7 @@ import verifiers.v1 as vf
 from router_frontier_rl.capabilities import CapabilitySummary
 from router_frontier_rl.route_parser import format_route
 from router_oracle.table import TaskRecord
+from router_oracle.task_input import TaskInput
 
 MAX_EXAMPLE_CHARS = 2_000
 """Few-shot problem statements are cut to this length: they show the format, not the task."""
@@ -45,7 +46,7 @@ def agentic_system_prompt(summary: CapabilitySummary, turn_budget: int) -> str:
     )
 
 
-def user_prompt(task: TaskRecord, max_chars: int | None = None) -> str:
+def user_prompt(task: TaskInput, max_chars: int | None = None) -> str:
     """The task as the router sees it: repository and issue text."""
     statement = task.problem_statement
     if max_chars is not None and len(statement) > max_chars:
@@ -53,7 +54,7 @@ def user_prompt(task: TaskRecord, max_chars: int | None = None) -> str:
     return f"Repository: {task.repo}\n\nIssue:\n{statement}"
 
 
-def messages(task: TaskRecord, examples: Sequence[TaskRecord] = ()) -> str | list[vf.Message]:
+def messages(task: TaskInput, examples: Sequence[TaskRecord] = ()) -> str | list[vf.Message]:
     """The user turn, preceded by one solved exchange per example (train tasks, answered by their
     oracle) when `examples` is non-empty."""
     if not examples:

@@ -21,6 +21,7 @@ from pydantic import (
 
 from router_oracle.infra.atomic_file import write_text_atomic
 from router_oracle.infra.frozen_model import FrozenModel
+from router_oracle.task_input import TaskInput
 
 SCHEMA_VERSION: Final = 1
 """Bumped on any change that an older reader would misinterpret."""
@@ -168,17 +169,14 @@ class ModelOutcome(FrozenModel):
     _finite_cost = field_validator("cost")(_finite)
 
 
-class TaskRecord(FrozenModel):
-    """One SWE-bench task: what the router sees, and the measured data behind its oracle."""
+class TaskRecord(TaskInput):
+    """One SWE-bench task: what the router sees (`TaskInput`), and the measured data behind its oracle."""
 
-    instance_id: str
-    """SWE-bench instance id (e.g. `astropy__astropy-12907`)."""
     repo: str
-    """GitHub `owner/name` of the task's repository."""
+    """GitHub `owner/name` of the task's repository (required in a table)."""
     difficulty: str | None
-    """SWE-bench Verified human difficulty annotation (e.g. `15 min - 1 hour`), if known."""
-    problem_statement: str
-    """The issue text, verbatim. Never the gold patch."""
+    """SWE-bench Verified human difficulty annotation (e.g. `15 min - 1 hour`), if known (required in a
+    table, null when unknown)."""
     per_model: dict[str, ModelOutcome]
     """Outcome per pool model id (every pool model is present)."""
     oracle: str

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer
 
 from router_oracle.table import TaskRecord
+from router_oracle.task_input import TaskInput
 from router_train.word_counts import WordCounts
 
 MAX_TERMS = 5000
@@ -24,7 +25,7 @@ MIN_DF = 2
 that task instead of generalising."""
 
 
-def task_text(task: TaskRecord) -> str:
+def task_text(task: TaskInput) -> str:
     """What the text features read: the repository and the issue (never outcomes)."""
     return f"{task.repo}\n{task.problem_statement}"
 
@@ -64,7 +65,7 @@ def _fit_texts(texts: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[float, ..
 
 
 def tfidf_matrix(
-    tasks: Sequence[TaskRecord], vocabulary: Sequence[str], idf: Sequence[float]
+    tasks: Sequence[TaskInput], vocabulary: Sequence[str], idf: Sequence[float]
 ) -> sp.csr_matrix:
     """One l2-normalised row per task: (1 + log count) x idf over `vocabulary` (what scikit-learn's
     `TfidfVectorizer(sublinear_tf=True)` computes); words outside the vocabulary are ignored."""

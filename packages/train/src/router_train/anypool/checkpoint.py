@@ -15,7 +15,7 @@ from pydantic import SerializerFunctionWrapHandler, model_serializer, model_vali
 
 from router_oracle.derive import CandidateIndex
 from router_oracle.infra.frozen_model import FrozenModel
-from router_oracle.table import TaskRecord
+from router_oracle.task_input import TaskInput
 from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
 from router_train.anypool.irt_inputs import AnyPoolIrtState, task_side
 from router_train.anypool.policy import AnyPoolPolicy, PoolView, model_feature_names
@@ -127,7 +127,7 @@ class TrainedAnyPoolRouter:
         """The pool `model_ids` with its capability summary on the train tasks."""
         return PoolView.build(self.index, model_ids, self.train_task_ids)
 
-    def route(self, tasks: Sequence[TaskRecord], model_ids: Sequence[str]) -> list[str]:
+    def route(self, tasks: Sequence[TaskInput], model_ids: Sequence[str]) -> list[str]:
         """Greedy route of each task among `model_ids`."""
         return self.policy.route(tasks, self.view(model_ids))
 

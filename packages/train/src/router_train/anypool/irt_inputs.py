@@ -29,7 +29,8 @@ from router_oracle.derive import CandidateIndex
 from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.infra.numeric_option import Finite
 from router_oracle.results_matrix import matrix_of
-from router_oracle.table import Pool, TaskRecord
+from router_oracle.table import Pool
+from router_oracle.task_input import TaskInput
 from router_train.anypool.config import AnyPoolError
 from router_train.irt.router import (
     FittedIrtRouter,
@@ -105,7 +106,7 @@ def check_train_tasks(state: AnyPoolIrtState, train_task_ids: Sequence[str]) -> 
         raise AnyPoolError("the IRT inputs were fitted on other train tasks than the router's")
 
 
-def model_probabilities(state: AnyPoolIrtState, tasks: Sequence[TaskRecord]) -> np.ndarray:
+def model_probabilities(state: AnyPoolIrtState, tasks: Sequence[TaskInput]) -> np.ndarray:
     """(tasks, candidate models in `state.pool` order): out-of-fold for train tasks, from the text else."""
     out = np.zeros((len(tasks), len(state.pool.models)))
     new = [i for i, t in enumerate(tasks) if t.instance_id not in state.train_probabilities]

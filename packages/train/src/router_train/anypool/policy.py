@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from router_frontier_rl.any_pool import pool_view
 from router_frontier_rl.capabilities import CapabilitySummary
 from router_oracle.derive import CandidateIndex
-from router_oracle.table import TaskRecord
+from router_oracle.task_input import TaskInput
 from router_train.anypool.irt_inputs import (
     IRT_MODEL_FEATURES,
     AnyPoolIrtState,
@@ -83,11 +83,11 @@ class AnyPoolPolicy(LinearTaskModel):
         """Names of the model-feature columns, in weight-column order."""
         super().__init__(features, feature_state, weights, bias, len(self.model_features))
 
-    def featurize(self, tasks: Sequence[TaskRecord]) -> sp.csr_matrix:
+    def featurize(self, tasks: Sequence[TaskInput]) -> sp.csr_matrix:
         """Task features (repo and issue text; the IRT inputs are model columns, `model_matrices`)."""
         return featurize(task_side(self.features), self.feature_state, tasks)
 
-    def model_matrices(self, tasks: Sequence[TaskRecord], view: PoolView) -> list[np.ndarray]:
+    def model_matrices(self, tasks: Sequence[TaskInput], view: PoolView) -> list[np.ndarray]:
         """Per task, the (pool models, model features) matrix m the task vector is applied to."""
         cache = view.features()
         if self.irt is None:
@@ -97,19 +97,19 @@ class AnyPoolPolicy(LinearTaskModel):
             np.hstack([cache.matrix(t.repo), irt_model_columns(self.irt, p[i])]) for i, t in enumerate(tasks)
         ]
 
-    def probabilities(self, tasks: Sequence[TaskRecord], view: PoolView) -> np.ndarray:
+    def probabilities(self, tasks: Sequence[TaskInput], view: PoolView) -> np.ndarray:
         """Routing distribution over `view.ids`, shape (len(tasks), len(view.ids)); rows sum to 1."""
         if not tasks:
             return np.zeros((0, len(view.ids)))
         return softmax(self.logits(tasks, view))
 
-    def logits(self, tasks: Sequence[TaskRecord], view: PoolView) -> np.ndarray:
+    def logits(self, tasks: Sequence[TaskInput], view: PoolView) -> np.ndarray:
         """score(task, model) over `view.ids`, shape (len(tasks), len(view.ids)): the scores its cost dial
         (`evaluate.dial`) is applied to."""
         u = self.task_vectors(self.featurize(tasks))
         out: np.ndarray = np.stack([m @ u[i] for i, m in enumerate(self.model_matrices(tasks, view))])
         return out
 
-    def route(self, tasks: Sequence[TaskRecord], view: PoolView) -> list[str]:
+    def route(self, tasks: Sequence[TaskInput], view: PoolView) -> list[str]:
         """Greedy routes: the most probable model of the pool per task (ties: the earlier pool model)."""
         return greedy(view.ids, self.probabilities(tasks, view))

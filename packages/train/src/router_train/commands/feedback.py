@@ -32,6 +32,7 @@ from router_oracle.infra.atomic_file import (
 )
 from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.infra.numeric_option import Count, Seed
+from router_oracle.task_input import TaskInput
 from router_train.checkpoint_io import dumps_checkpoint
 from router_train.cli_args import field_flag, options_of
 from router_train.commands import summary
@@ -47,7 +48,7 @@ from router_train.offpolicy.from_log import (
 from router_train.offpolicy.shift import shifts
 from router_train.offpolicy.summary import model_summaries, sorted_outcomes, summary_table
 from router_train.route.kinds import RefitRequest, Refitted, RouterKind, refit_kind
-from router_train.route.task import RouteTask, bundled_tasks, read_task_file
+from router_train.route.task import bundled_tasks, read_task_file
 from router_train.serve.export import FeedbackInputError, ServeRecords, long_table_lines, read_records
 
 CHECKPOINT_NAME = "checkpoint.json"
@@ -154,7 +155,7 @@ def _writable(directory: Path, shown: str) -> None:
         raise OutputPathError(f"{shown}: cannot write here: {d} is not writable")
 
 
-def _texts(options: Options, data: LoggedTasks) -> list[RouteTask]:
+def _texts(options: Options, data: LoggedTasks) -> list[TaskInput]:
     """The logged tasks' inputs: kept in their decisions, else from --tasks (or the bundled tasks)."""
     if options.tasks is None:
         return task_texts(data, bundled_tasks, "the bundled tasks")
@@ -162,7 +163,7 @@ def _texts(options: Options, data: LoggedTasks) -> list[RouteTask]:
     return task_texts(data, lambda: {t.instance_id: t for t in read_task_file(tasks)}, f"--tasks {tasks}")
 
 
-def _refit(options: Options, kind: RouterKind, data: LoggedTasks, texts: list[RouteTask]) -> Refitted:
+def _refit(options: Options, kind: RouterKind, data: LoggedTasks, texts: list[TaskInput]) -> Refitted:
     """`--refit` through its kind's hook, refused when a model's logged rate departs from the prior."""
     assert options.refit is not None and kind.refit is not None
     logged = data.logged

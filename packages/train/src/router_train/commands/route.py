@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from router_oracle.infra.atomic_file import output_file, write_text_atomic
+from router_oracle.task_input import TaskInput
 from router_train.cli_args import field_flag, given, path_arg
 from router_train.commands import summary
 from router_train.route import CheckpointSpec, EndpointSpec, RouteError, RouterSpec, load_router
@@ -27,7 +28,7 @@ from router_train.route.operating_point import point_lines
 from router_train.route.plan import mini_swe_agent_plan, read_model_map
 from router_train.route.router import ScoringRouter
 from router_train.route.spec import ROUTER_SPEC_FIELDS, parse_router_spec
-from router_train.route.task import RouteTask, bundled_instances, bundled_tasks, issue_task, read_task_file
+from router_train.route.task import bundled_instances, bundled_tasks, issue_task, read_task_file
 
 DEFAULT_PLAN_DIR = Path("runs/route")
 """`--plan`: where each model's mini-swe-agent run writes (`<dir>/<model id>`)."""
@@ -99,7 +100,7 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _tasks(args: argparse.Namespace) -> list[RouteTask]:
+def _tasks(args: argparse.Namespace) -> list[TaskInput]:
     given = [n for n in ("instance", "tasks", "issue") if getattr(args, n)]
     if len(given) != 1:
         raise RouteError("give exactly one of --instance, --tasks, --issue")

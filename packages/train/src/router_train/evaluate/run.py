@@ -46,7 +46,6 @@ from router_train.route.kinds import FitRequest, fitters_for, kind_of
 from router_train.route.kinds import baseline as baseline_kind
 from router_train.route.kinds import irt as irt_kind
 from router_train.route.kinds import local as local_kind
-from router_train.route.task import RouteTask
 from router_train.scoring import baselines
 from router_train.scoring.calibration import held_out_calibration
 from router_train.scoring.decisions import Decisions, EvaluateError, from_labels
@@ -111,7 +110,7 @@ def _checkpoint(
         )
     elif seen:
         note = f"{source.name}: IN-SAMPLE, trained on {len(seen)} of the {len(tasks)} tasks it is scored on"
-    routed = judged.router.route_many([RouteTask.of_record(t) for t in tasks], explain=False)
+    routed = judged.router.route_many([t for t in tasks], explain=False)
     routes = [d.model for d in routed]
     bad = sorted({str(r) for r in routes if r not in pool})
     if bad:

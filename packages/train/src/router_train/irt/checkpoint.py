@@ -19,6 +19,7 @@ from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.infra.numeric_option import Seed, Share
 from router_oracle.results_matrix import ResultsMatrix
 from router_oracle.table import Pool, TaskRecord
+from router_oracle.task_input import TaskInput
 from router_train.checkpoint_io import read_checkpoint_file
 from router_train.fit_source import FitSource
 from router_train.irt.fitter import IrtFitter
@@ -143,7 +144,7 @@ def fit_irt_checkpoint(
     )
 
 
-def predicted_probabilities(router: FittedIrtRouter, tasks: Sequence[TaskRecord], pool: Pool) -> np.ndarray:
+def predicted_probabilities(router: FittedIrtRouter, tasks: Sequence[TaskInput], pool: Pool) -> np.ndarray:
     """(tasks, pool models in `pool` order) predicted resolve probabilities from each task's text."""
     return pool_probabilities(router.run_probabilities(tasks), router.fit.run_ids, pool)
 

@@ -21,7 +21,7 @@ from scipy.optimize import minimize_scalar
 from scipy.special import expit
 
 from router_oracle.infra.frozen_model import FrozenModel
-from router_oracle.table import TaskRecord
+from router_oracle.task_input import TaskInput
 from router_train.irt.checkpoint import IrtCheckpoint, ordered_pool, predicted_probabilities, route_order
 from router_train.irt.router import FittedIrtRouter, IrtFit, near_tie_scores
 from router_train.scoring.dial import CHECKPOINT_POINTS, calibrate
@@ -150,7 +150,7 @@ def model_run_columns(fit: IrtFit, models: Sequence[Sequence[str]]) -> list[np.n
 
 def refit_checkpoint(
     ckpt: IrtCheckpoint,
-    tasks: Sequence[TaskRecord],
+    tasks: Sequence[TaskInput],
     served: np.ndarray,
     resolved: np.ndarray,
     cost: np.ndarray,

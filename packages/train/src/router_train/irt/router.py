@@ -23,6 +23,7 @@ from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.infra.numeric_option import Finite
 from router_oracle.results_matrix import ResultsMatrix
 from router_oracle.table import Pool, TaskRecord
+from router_oracle.task_input import TaskInput
 from router_train.irt.model import IrtParams, IrtPenalty, fit_irt
 from router_train.irt.task_regressor import DualRidge, FeatureSpace, TaskRegressor
 from router_train.scoring.decisions import from_labels
@@ -174,7 +175,7 @@ class _Predictor:
     space: FeatureSpace
     reg: TaskRegressor
 
-    def logits(self, tasks: Sequence[TaskRecord], reg: TaskRegressor | None = None) -> np.ndarray:
+    def logits(self, tasks: Sequence[TaskInput], reg: TaskRegressor | None = None) -> np.ndarray:
         ab = (reg or self.reg).predict(self.space.matrix(tasks))
         k = self.params.k
         out: np.ndarray = ab[:, :k] @ self.params.theta.T + self.params.c[None, :] - ab[:, k][:, None]
@@ -288,7 +289,7 @@ class FittedIrtRouter:
         predictor = predictor_of(fit, task_features)
         return cls(fit=fit, predictor=predictor, train_p=np.zeros((0, len(fit.run_ids))))
 
-    def run_probabilities(self, tasks: Sequence[TaskRecord]) -> np.ndarray:
+    def run_probabilities(self, tasks: Sequence[TaskInput]) -> np.ndarray:
         """(tasks, runs) predicted resolve probabilities, from each task's text only."""
         return expit(self.predictor.logits(tasks) / self.fit.temperature)
 
@@ -298,7 +299,7 @@ class FittedIrtRouter:
         rc = np.asarray(self.fit.run_costs)
         return np.asarray([rc[[col[r] for r in m.runs]].mean() for m in pool.models])
 
-    def route(self, tasks: Sequence[TaskRecord], pool: Pool, tolerance: float | None = None) -> list[str]:
+    def route(self, tasks: Sequence[TaskInput], pool: Pool, tolerance: float | None = None) -> list[str]:
         """The oracle rule on predicted rates, near-ties (the chosen tolerance) to the cheapest."""
         p = pool_probabilities(self.run_probabilities(tasks), self.fit.run_ids, pool)
         tol = self.fit.tolerance if tolerance is None else tolerance

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from router_oracle.table import TaskRecord
+from router_oracle.task_input import TaskInput
 from router_train.task_features import FeatureScaling
 from router_train.text_features import fit_tfidf, tfidf_matrix
 
@@ -52,7 +53,7 @@ class FeatureSpace:
         repos = tuple(sorted({t.repo for t in tasks}))
         return cls(tuple(vocab), tuple(idf), repos, embeddings, scaling, task_features)
 
-    def matrix(self, tasks: Sequence[TaskRecord]) -> np.ndarray:
+    def matrix(self, tasks: Sequence[TaskInput]) -> np.ndarray:
         """Dense (tasks, features) rows."""
         blocks = [tfidf_matrix(tasks, self.vocabulary, self.idf).toarray()]
         index = {r: j for j, r in enumerate(self.repos)}

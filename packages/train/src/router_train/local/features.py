@@ -17,6 +17,7 @@ from sklearn.feature_extraction.text import HashingVectorizer
 
 from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
+from router_oracle.task_input import TaskInput
 from router_train.local.config import FeatureConfig, LocalTrainError
 from router_train.local.irt_features import IrtFeatureState, fit_irt_features, irt_columns
 from router_train.task_features import FeatureScaling
@@ -113,7 +114,7 @@ def _one_hot(values: Sequence[str | None], vocab: list[str]) -> sp.csr_matrix:
     return sp.csr_matrix((data, (rows, cols)), shape=(len(values), len(vocab)))
 
 
-def featurize(cfg: FeatureConfig, state: FeatureState, tasks: Sequence[TaskRecord]) -> sp.csr_matrix:
+def featurize(cfg: FeatureConfig, state: FeatureState, tasks: Sequence[TaskInput]) -> sp.csr_matrix:
     """Feature matrix, one row per task; column count is `feature_dim(cfg, state)`."""
     blocks: list[sp.csr_matrix] = [sp.csr_matrix((len(tasks), 0), dtype=np.float64)]
     if cfg.text == "tfidf":

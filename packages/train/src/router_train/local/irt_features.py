@@ -26,6 +26,7 @@ from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.infra.numeric_option import Finite
 from router_oracle.results_matrix import bundled_results_for
 from router_oracle.table import Pool, PoolModel, TaskRecord
+from router_oracle.task_input import TaskInput
 from router_train.irt.router import (
     FittedIrtRouter,
     IrtConfig,
@@ -119,7 +120,7 @@ def fit_irt_features(tasks: Sequence[TaskRecord], pool_ids: Sequence[str], seed:
     )
 
 
-def irt_columns(state: IrtFeatureState, tasks: Sequence[TaskRecord]) -> np.ndarray:
+def irt_columns(state: IrtFeatureState, tasks: Sequence[TaskInput]) -> np.ndarray:
     """(tasks, pool models) standardised predicted logits: out-of-fold for train tasks, from text else."""
     result: np.ndarray = (_logits(state, tasks) - np.asarray(state.mean)) / np.asarray(state.scale)
     return result
@@ -136,7 +137,7 @@ def irt_probabilities(
     return p
 
 
-def _logits(state: IrtFeatureState, tasks: Sequence[TaskRecord]) -> np.ndarray:
+def _logits(state: IrtFeatureState, tasks: Sequence[TaskInput]) -> np.ndarray:
     """(tasks, pool models) predicted logits, before standardising: `irt_columns`' source."""
     k = len(state.pool.models)
     out = np.zeros((len(tasks), k))

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from router_oracle.table import TaskRecord
+from router_oracle.task_input import TaskInput
 from router_train.local.config import FeatureConfig
 from router_train.local.features import FeatureState, feature_dim, featurize
 
@@ -48,7 +48,7 @@ class LinearTaskModel:
         self.weights = weights
         self.bias = bias
 
-    def featurize(self, tasks: Sequence[TaskRecord]) -> sp.csr_matrix:
+    def featurize(self, tasks: Sequence[TaskInput]) -> sp.csr_matrix:
         """Task features (reads each task's repo and issue text only)."""
         return featurize(self.features, self.feature_state, tasks)
 
@@ -75,17 +75,17 @@ class RouterPolicy(LinearTaskModel):
     def probabilities_from_features(self, x: sp.csr_matrix) -> np.ndarray:
         return softmax(self.task_vectors(x))
 
-    def logits(self, tasks: Sequence[TaskRecord]) -> np.ndarray:
+    def logits(self, tasks: Sequence[TaskInput]) -> np.ndarray:
         """Unnormalised log-probabilities, shape (len(tasks), len(pool_ids))."""
         return self.task_vectors(self.featurize(tasks))
 
-    def probabilities(self, tasks: Sequence[TaskRecord]) -> np.ndarray:
+    def probabilities(self, tasks: Sequence[TaskInput]) -> np.ndarray:
         """Routing distribution, shape (len(tasks), len(pool_ids)); rows sum to 1."""
         if not tasks:
             return np.zeros((0, len(self.pool_ids)))
         return self.probabilities_from_features(self.featurize(tasks))
 
-    def route(self, tasks: Sequence[TaskRecord]) -> list[str]:
+    def route(self, tasks: Sequence[TaskInput]) -> list[str]:
         """Greedy routes: the most probable model id per task (ties go to the earlier pool model)."""
         return greedy(self.pool_ids, self.probabilities(tasks))
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from router_oracle.task_input import TaskInput
 from router_train.offpolicy.estimators import (
     BOOTSTRAP,
     MIN_TRIED,
@@ -24,7 +25,6 @@ from router_train.route.kinds.irt import IrtRouter
 from router_train.route.load import load_router
 from router_train.route.router import ScoringRouter
 from router_train.route.spec import CheckpointSpec
-from router_train.route.task import RouteTask
 from router_train.serve.export import FeedbackInputError, ServeRecords
 from router_train.serve.records import DecisionRecord
 
@@ -159,13 +159,13 @@ def _check_sums(logged: Logged, where: Sequence[str]) -> None:
 
 
 def task_texts(
-    data: LoggedTasks, tasks: Callable[[], Mapping[str, RouteTask]], source: str
-) -> list[RouteTask]:
+    data: LoggedTasks, tasks: Callable[[], Mapping[str, TaskInput]], source: str
+) -> list[TaskInput]:
     """The logged tasks' inputs: each decision's own text (`DecisionRecord.issue_text`), else the text of
     its instance id in `tasks` (read only when some decision kept no text); a missing one is one error
     naming `source`."""
-    out: list[RouteTask | None] = [
-        RouteTask(instance_id=i, repo=d.repo, problem_statement=d.issue_text) if d.issue_text else None
+    out: list[TaskInput | None] = [
+        TaskInput(instance_id=i, repo=d.repo or "", problem_statement=d.issue_text) if d.issue_text else None
         for i, d in zip(data.instance_ids, data.decisions, strict=True)
     ]
     if all(t is not None for t in out) and out:
@@ -183,7 +183,7 @@ def task_texts(
 
 
 def candidate_picks(
-    path: Path, texts: Sequence[RouteTask], pool: Sequence[str]
+    path: Path, texts: Sequence[TaskInput], pool: Sequence[str]
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """A checkpoint's routes of the logged tasks (columns of `pool`) and, for a router that predicts
     resolve probabilities (the IRT kind), those (tasks, pool) as DR's reward model (else None)."""

@@ -24,7 +24,6 @@ from router_train.irt.refit import fit_costs, fit_shifts, model_probabilities, m
 from router_train.irt.router import FittedIrtRouter, near_tie_routes
 from router_train.offpolicy.estimators import Logged, PolicyEstimate, always, estimate_policy
 from router_train.route.kinds.irt import deployed
-from router_train.route.task import RouteTask
 from router_train.scoring.dial import outcome_matrices
 from router_train.serve.explore import serve_choice
 
@@ -97,7 +96,7 @@ def setup(prior: IrtCheckpoint, traffic: OracleTable, where: str) -> Setup:
 
 def static_picks(prior: IrtCheckpoint, tasks: Sequence[TaskRecord], models: Sequence[str]) -> np.ndarray:
     """The prior's route of every task (columns of `models`), by the one deploy rule `route` uses."""
-    routed = [RouteTask.of_record(t) for t in tasks]
+    routed = [t for t in tasks]
     decisions = deployed(prior, "irt:prior").route_many(routed, explain=False)
     col = {m: j for j, m in enumerate(models)}
     return np.asarray([col[d.model] for d in decisions if d.model is not None], dtype=np.int64)

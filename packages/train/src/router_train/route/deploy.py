@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from router_train.route.task import RouteTask
+from router_oracle.task_input import TaskInput
 from router_train.scoring.dial import CalibrationPoint, DialCalibration, apply_dial
 
 
@@ -28,12 +28,12 @@ class Scorer:
     pool: list[str]
     """The pool's model ids (the columns of `scores`)."""
 
-    def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
+    def scores(self, tasks: Sequence[TaskInput]) -> np.ndarray:
         """Per task and pool model, the router's score, shape (len(tasks), len(pool)); the native route is
         the argmax (first of ties)."""
         raise NotImplementedError
 
-    def dial_scores(self, tasks: Sequence[RouteTask]) -> np.ndarray | None:
+    def dial_scores(self, tasks: Sequence[TaskInput]) -> np.ndarray | None:
         """Per task and pool model, the scores the cost dial is applied to (evaluate's curves' scores: the
         same argmax as `scores` at dial 0); None for scorers without a dial."""
         return None
@@ -83,7 +83,7 @@ def dial_point(
 
 
 def deploy(
-    scorer: Scorer, point: OperatingPoint, tasks: Sequence[RouteTask]
+    scorer: Scorer, point: OperatingPoint, tasks: Sequence[TaskInput]
 ) -> tuple[list[int], np.ndarray | None]:
     """Per task, the column of `scorer.pool` it is routed to at `point`, and the scores that pick reads
     (with a dial: score - dial x price, -inf kept; None when every task goes to one model)."""

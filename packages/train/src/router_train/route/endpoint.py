@@ -15,11 +15,11 @@ from concurrent.futures import ThreadPoolExecutor
 from router_frontier_rl.capabilities import CapabilitySummary
 from router_frontier_rl.prompt import messages, system_prompt
 from router_frontier_rl.route_parser import MAX_REPLY_CHARS, parse_route
+from router_oracle.task_input import TaskInput
 from router_train.chat_endpoint import ask_once, chat_client
 from router_train.route.decision import Decision
 from router_train.route.router import Router, progress_bar
 from router_train.route.spec import EndpointSpec
-from router_train.route.task import RouteTask
 
 
 class EndpointRouter(Router):
@@ -36,13 +36,13 @@ class EndpointRouter(Router):
         # What is still failing after the client's bounded retries ends the route with one line.
         self.client = chat_client(spec.endpoint, key, spec.timeout_s, spec.max_retries)
 
-    def request(self, task: RouteTask) -> list[dict[str, str]]:
+    def request(self, task: TaskInput) -> list[dict[str, str]]:
         """The chat messages sent for `task`: the env's system prompt and user turn."""
-        user = messages(task.record())
+        user = messages(task)
         assert isinstance(user, str)  # no few-shot examples: one user turn
         return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
 
-    def ask(self, task: RouteTask) -> str:
+    def ask(self, task: TaskInput) -> str:
         """The raw reply for `task` (empty when the server sent no content)."""
         where = f"{self.spec.endpoint}: routing {task.instance_id}"
         spec = self.spec
@@ -55,7 +55,7 @@ class EndpointRouter(Router):
             where=where,
         )
 
-    def decide(self, task: RouteTask, explain: bool) -> Decision:
+    def decide(self, task: TaskInput, explain: bool) -> Decision:
         reply = self.ask(task)
         model = parse_route(reply, self.pool)
         reason = None
@@ -77,7 +77,7 @@ class EndpointRouter(Router):
         )
 
     def route_many(
-        self, tasks: Sequence[RouteTask], *, explain: bool = True, progress: bool = False
+        self, tasks: Sequence[TaskInput], *, explain: bool = True, progress: bool = False
     ) -> list[Decision]:
         bar = progress_bar(len(tasks), progress)
         with ThreadPoolExecutor(max_workers=self.spec.concurrency) as pool:

@@ -17,9 +17,9 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 from tqdm import tqdm
 
+from router_oracle.task_input import TaskInput
 from router_train.route.decision import Decision
 from router_train.route.deploy import NATIVE, OperatingPoint, Scorer, deploy
-from router_train.route.task import RouteTask
 
 PROGRESS_MIN_TASKS = 5
 """`route_many(progress=True)` shows a progress bar on stderr for more tasks than this."""
@@ -34,7 +34,7 @@ def progress_bar(total: int, progress: bool) -> tqdm | None:
     return None
 
 
-def _batches(tasks: Sequence[RouteTask], size: int, progress: bool) -> Iterator[Sequence[RouteTask]]:
+def _batches(tasks: Sequence[TaskInput], size: int, progress: bool) -> Iterator[Sequence[TaskInput]]:
     bar = progress_bar(len(tasks), progress)
     for i in range(0, len(tasks), size):
         yield tasks[i : i + size]
@@ -53,17 +53,17 @@ class Router:
     pool: list[str]
     """The pool's model ids."""
 
-    def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray | None:
+    def scores(self, tasks: Sequence[TaskInput]) -> np.ndarray | None:
         """Per task and pool model, the router's native score (shape (len(tasks), len(pool))); None for
         routers that do not score models (an LLM endpoint)."""
         return None
 
-    def route(self, task: RouteTask, *, explain: bool = True) -> Decision:
+    def route(self, task: TaskInput, *, explain: bool = True) -> Decision:
         """Route one task."""
         return self.route_many([task], explain=explain)[0]
 
     def route_many(
-        self, tasks: Sequence[RouteTask], *, explain: bool = True, progress: bool = False
+        self, tasks: Sequence[TaskInput], *, explain: bool = True, progress: bool = False
     ) -> list[Decision]:
         """Route every task, in order (`router-train route` runs this). `explain`: keep scores / replies
         in the decisions; `progress`: a progress bar on stderr for more than a few tasks."""
@@ -80,12 +80,12 @@ class ScoringRouter(Router):
         self.name = scorer.name
         self.pool = list(scorer.pool)
 
-    def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
+    def scores(self, tasks: Sequence[TaskInput]) -> np.ndarray:
         """The scorer's scores (the native route's argmax), whatever the operating point."""
         return self.scorer.scores(tasks)
 
     def route_many(
-        self, tasks: Sequence[RouteTask], *, explain: bool = True, progress: bool = False
+        self, tasks: Sequence[TaskInput], *, explain: bool = True, progress: bool = False
     ) -> list[Decision]:
         point, out = self.point, []
         for batch in _batches(tasks, BATCH, progress):

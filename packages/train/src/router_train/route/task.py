@@ -1,8 +1,9 @@
-"""What a router is asked about: one task (repository and issue text), and where tasks come from.
+"""Where the tasks a router is asked about come from, each a `router_oracle.task_input.TaskInput`.
 
 Tasks come from the bundled SWE-bench Verified file (`--instance`), a JSON Lines file with SWE-bench
-field names (`--tasks`), or one new issue (`--issue`). Every router reads the repository and the issue
-only; the difficulty annotation travels along for bundled tasks because a local checkpoint trained with
+field names (`--tasks`), one new issue (`--issue`), or a request to `serve` (`served_task`: the one
+place a served task's identity is built). Every router reads the repository and the issue only; the
+difficulty annotation travels along for bundled tasks because a local checkpoint trained with
 `FeatureConfig.difficulty` featurises it (off by default).
 """
 
@@ -13,12 +14,9 @@ import os
 import re
 from collections.abc import Sequence
 
-from pydantic import Field
-
 from router_oracle.data_files import tasks_path
 from router_oracle.infra.errors import OracleInputError
-from router_oracle.infra.frozen_model import FrozenModel
-from router_oracle.table import TaskRecord
+from router_oracle.task_input import TaskInput
 from router_oracle.tasks_file import read_tasks
 from router_train.route.spec import RouteError
 
@@ -26,50 +24,13 @@ REPO_PATTERN = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
 """A GitHub `owner/name`."""
 
 
-class RouteTask(FrozenModel):
-    """One task to route: what every router may read about it."""
-
-    instance_id: str = Field(min_length=1)
-    """The task's id (SWE-bench `instance_id`, or one derived from a new issue: `issue_id`)."""
-    repo: str | None = None
-    """GitHub `owner/name` of its repository, when known (routers read it: give it)."""
-    problem_statement: str
-    """The issue text, verbatim."""
-    difficulty: str | None = None
-    """SWE-bench Verified difficulty annotation (bundled tasks only; read only by local checkpoints
-    trained with the difficulty feature)."""
-
-    @classmethod
-    def of_record(cls, record: TaskRecord) -> RouteTask:
-        """A table row as a task to route (what routers read of it: id, repository, issue, difficulty)."""
-        return cls(
-            instance_id=record.instance_id,
-            repo=record.repo or None,
-            problem_statement=record.problem_statement,
-            difficulty=record.difficulty,
-        )
-
-    def record(self) -> TaskRecord:
-        """The task as the project's routers take it (a table row without outcomes: no router reads them)."""
-        return TaskRecord(
-            instance_id=self.instance_id,
-            repo=self.repo or "",
-            difficulty=self.difficulty,
-            problem_statement=self.problem_statement,
-            per_model={},
-            oracle="",
-            best=[],
-            all_failed=False,
-        )
-
-
-def _from_rows(path: str | os.PathLike[str]) -> list[RouteTask]:
+def _from_rows(path: str | os.PathLike[str]) -> list[TaskInput]:
     try:
         rows, _ = read_tasks(path)
     except OracleInputError as exc:
         raise RouteError(str(exc)) from exc
     return [
-        RouteTask(
+        TaskInput(
             instance_id=r.instance_id,
             repo=r.repo,
             problem_statement=r.problem_statement,
@@ -79,12 +40,12 @@ def _from_rows(path: str | os.PathLike[str]) -> list[RouteTask]:
     ]
 
 
-def bundled_tasks() -> dict[str, RouteTask]:
+def bundled_tasks() -> dict[str, TaskInput]:
     """The 500 SWE-bench Verified tasks bundled with router-oracle, by instance id."""
     return {t.instance_id: t for t in _from_rows(tasks_path())}
 
 
-def bundled_instances(instance_ids: Sequence[str]) -> list[RouteTask]:
+def bundled_instances(instance_ids: Sequence[str]) -> list[TaskInput]:
     """The bundled tasks `instance_ids`, in that order; an unknown id is one error naming it."""
     known = bundled_tasks()
     unknown = [i for i in instance_ids if i not in known]
@@ -96,7 +57,7 @@ def bundled_instances(instance_ids: Sequence[str]) -> list[RouteTask]:
     return [known[i] for i in instance_ids]
 
 
-def read_task_file(path: str | os.PathLike[str]) -> list[RouteTask]:
+def read_task_file(path: str | os.PathLike[str]) -> list[TaskInput]:
     """Tasks of a JSON Lines file (optionally gzipped) with SWE-bench field names, sorted by id:
     router-oracle's task-file reader (`instance_id`, `repo`, `problem_statement`; other keys ignored;
     a bad line is one error naming the file and line)."""
@@ -110,10 +71,19 @@ def issue_id(repo: str, text: str) -> str:
     return f"{repo.replace('/', '__')}-issue-{digest}"
 
 
-def issue_task(text: str, repo: str, *, source: str = "--issue") -> RouteTask:
+def issue_task(text: str, repo: str, *, source: str = "--issue") -> TaskInput:
     """One new issue of `repo` as a task (id: `issue_id`)."""
     if not re.match(REPO_PATTERN, repo):
         raise RouteError(f"--repo {repo!r}: not a GitHub OWNER/NAME")
     if not text.strip():
         raise RouteError(f"{source}: the issue text is empty")
-    return RouteTask(instance_id=issue_id(repo, text), repo=repo, problem_statement=text)
+    return TaskInput(instance_id=issue_id(repo, text), repo=repo, problem_statement=text)
+
+
+def served_task(issue: str, repo: str | None, task_id: str | None, key: str) -> TaskInput:
+    """A task `serve` routes, from its request: the issue (the first user message's text), the repository
+    header, the task-id header and the task key (`serve.identity.task_key`). Its id is the task-id
+    header; else the id `router-train route --issue FILE --repo R` gives the same issue when the repo is
+    known; else one derived from the task key."""
+    instance_id = task_id or (issue_id(repo, issue) if repo else f"serve-{key[:16]}")
+    return TaskInput(instance_id=instance_id, repo=repo or "", problem_statement=issue)

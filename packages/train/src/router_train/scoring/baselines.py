@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
+from router_oracle.task_input import TaskInput
 from router_train.scoring.decisions import Decisions, EvaluateError, from_distributions, from_labels
 from router_train.task_features import FeatureScaling
 from router_train.text_features import fit_tfidf, tfidf_matrix
@@ -115,15 +116,15 @@ class TfidfFeatures:
         self.x_train = self.transform(train_tasks)
         self.y_train = [t.oracle for t in train_tasks]
 
-    def transform_text(self, tasks: Sequence[TaskRecord]) -> Any:
+    def transform_text(self, tasks: Sequence[TaskInput]) -> Any:
         return tfidf_matrix(tasks, self.vocabulary, self.idf)
 
-    def transform(self, tasks: Sequence[TaskRecord]) -> Any:
+    def transform(self, tasks: Sequence[TaskInput]) -> Any:
         return with_task_features(self.transform_text(tasks), self.scaling, tasks, self.task_features)
 
 
 def with_task_features(
-    x_text: Any, scaling: FeatureScaling | None, tasks: Sequence[TaskRecord], source: str | None
+    x_text: Any, scaling: FeatureScaling | None, tasks: Sequence[TaskInput], source: str | None
 ) -> Any:
     """A logistic regression's inputs: the TF-IDF rows, then the task features standardised as `scaling`
     says, read from `source` (None: the file they were fitted on); the TF-IDF alone without `scaling`."""

@@ -42,6 +42,7 @@ from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.infra.numeric_option import Finite
 from router_oracle.infra.report_numbers import rounded
 from router_oracle.table import TaskRecord
+from router_oracle.task_input import TaskInput
 from router_train.scoring.default_point import SafePoint
 from router_train.scoring.metrics import task_outcome
 
@@ -180,9 +181,17 @@ def dial_candidates(scores: np.ndarray, costs: np.ndarray) -> np.ndarray:
     return np.concatenate([[flat[0] - pad], mids, [flat[-1] + pad]])
 
 
+def _measured(tasks: Sequence[TaskInput]) -> list[TaskRecord]:
+    """`tasks` as table rows with their measured outcomes (a task without them needs `outcomes` given)."""
+    rows = [t for t in tasks if isinstance(t, TaskRecord)]
+    if len(rows) != len(tasks):
+        raise ValueError("calibrate: tasks without measured outcomes need `outcomes` given")
+    return rows
+
+
 def calibrate(
     scores: np.ndarray,
-    tasks: Sequence[TaskRecord],
+    tasks: Sequence[TaskInput],
     model_ids: Sequence[str],
     *,
     costs: np.ndarray | None = None,
@@ -193,10 +202,11 @@ def calibrate(
 
     `costs`: the dial's price, default each model's mean cost on `tasks`; `max_points` thins the table
     evenly (by index, so evenly in cost) for storage, keeping both ends; `outcomes`: `outcome_matrices`
-    of `tasks` when the caller has them already."""
+    of `tasks` when the caller has them already (required for tasks without measured outcomes, such as
+    logged ones)."""
     if len(tasks) != scores.shape[0] or len(model_ids) != scores.shape[1]:
         raise ValueError(f"scores {scores.shape} do not match {len(tasks)} tasks x {len(model_ids)} models")
-    resolved, cost = outcome_matrices(tasks, model_ids) if outcomes is None else outcomes
+    resolved, cost = outcome_matrices(_measured(tasks), model_ids) if outcomes is None else outcomes
     price = cost.mean(axis=0) if costs is None else np.asarray(costs, dtype=float)
     dials = dial_candidates(scores, price)
     rows = np.arange(len(tasks))
@@ -258,7 +268,7 @@ class ScoringPolicy(Protocol):
 
     pool_ids: list[str]
 
-    def logits(self, tasks: Sequence[TaskRecord]) -> np.ndarray: ...
+    def logits(self, tasks: Sequence[TaskInput]) -> np.ndarray: ...
 
 
 def calibrate_policy(

@@ -25,8 +25,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from router_oracle.infra.file_hash import sha256_file
-from router_train.route import CheckpointSpec, Decision, EndpointError, Router, RouteTask, load_router
-from router_train.route.task import REPO_PATTERN, issue_id
+from router_train.route import CheckpointSpec, Decision, EndpointError, Router, TaskInput, load_router
+from router_train.route.task import REPO_PATTERN, served_task
 from router_train.serve.config import (
     ROUTER_MODEL,
     ServeConfig,
@@ -332,11 +332,7 @@ class Proxy:
             stored = self.store.get(key)
             if stored in self.config.upstreams:
                 return Routed(stored, key)
-            issue = issue_text(first)
-            # The id `router-train route --issue FILE --repo R` would give the same issue, when the repo
-            # is known; else one derived from the task key.
-            instance_id = task_id or (issue_id(repo, issue) if repo else f"serve-{key[:16]}")
-            task = RouteTask(instance_id=instance_id, repo=repo, problem_statement=issue)
+            task = served_task(issue_text(first), repo, task_id, key)
             serving = self.serving  # read once: a hot refit during this routing does not mix two routers
             started = time.perf_counter()
             try:
@@ -366,7 +362,7 @@ class Proxy:
             return Routed(kept.model, key)
 
     def _decision(
-        self, key: str, decision: Decision, latency_ms: float, task: RouteTask, checkpoint_sha256: str | None
+        self, key: str, decision: Decision, latency_ms: float, task: TaskInput, checkpoint_sha256: str | None
     ) -> DecisionRecord:
         """The record of a new task's decision: the router's, or an exploration draw's (`[explore]`), with
         the text routed on as `[feedback]` keeps it (`identity.kept_text`) and the checkpoint it came from."""
@@ -385,7 +381,7 @@ class Proxy:
             explored=served.explored,
             propensity=served.propensity,
             checkpoint_sha256=checkpoint_sha256,
-            repo=task.repo,
+            repo=task.repo or None,
             issue_text=text,
             issue_sha256=digest,
         )

@@ -13,6 +13,7 @@ import numpy as np
 
 from router_oracle.derive import CandidateIndex
 from router_oracle.pool_file import load_pool
+from router_oracle.task_input import TaskInput
 from router_train.anypool.checkpoint import AnyPoolCheckpoint, TrainedAnyPoolRouter, load_any_pool_router
 from router_train.anypool.config import AnyPoolTrainConfig
 from router_train.anypool.irt_inputs import AnyPoolIrtState, fit_anypool_irt
@@ -22,7 +23,6 @@ from router_train.route.deploy import Scorer
 from router_train.route.kinds.kind import Fit, Judged, Loaded, RouterKind
 from router_train.route.router import ScoringRouter
 from router_train.route.spec import CheckpointSpec, RouteError
-from router_train.route.task import RouteTask
 from router_train.scoring.dial import CHECKPOINT_POINTS, DialCalibration, calibrate
 
 
@@ -64,11 +64,11 @@ class PoolBoundRouter(Scorer):
         self.name = name
         self.pool = list(self.view.ids)
 
-    def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
-        return self.router.policy.probabilities([t.record() for t in tasks], self.view)
+    def scores(self, tasks: Sequence[TaskInput]) -> np.ndarray:
+        return self.router.policy.probabilities(tasks, self.view)
 
-    def dial_scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
-        return self.router.policy.logits([t.record() for t in tasks], self.view)
+    def dial_scores(self, tasks: Sequence[TaskInput]) -> np.ndarray:
+        return self.router.policy.logits(tasks, self.view)
 
     def pool_calibration(self) -> DialCalibration:
         """The dial table of this pool: the checkpoint's train tasks, with this pool's outcomes from the

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from router_oracle.table import TaskRecord
+from router_oracle.task_input import TaskInput
 from router_train.route.baseline_checkpoint import (
     BaselineCheckpoint,
     baseline_calibration,
@@ -32,7 +32,6 @@ from router_train.route.kinds.kind import (
 from router_train.route.operating_point import stored_point, training_tasks
 from router_train.route.router import ScoringRouter
 from router_train.route.spec import CheckpointSpec
-from router_train.route.task import RouteTask
 from router_train.scoring.baseline_fitter import BalancedLogregFitter, BaselineFitter
 from router_train.scoring.baseline_scores import in_pool
 from router_train.scoring.baselines import BALANCED_LOGREG_NAME, with_task_features
@@ -56,21 +55,18 @@ class BaselineRouter(Scorer):
         self.task_features = task_features
         """Where the task features of the routed tasks come from (None: the file it was fitted with)."""
 
-    def inputs(self, tasks: Sequence[TaskRecord]) -> object:
+    def inputs(self, tasks: Sequence[TaskInput]) -> object:
         """The fit's inputs: the TF-IDF, then the task features it was fitted with (standardised)."""
         x = tfidf_matrix(tasks, self.ckpt.vocabulary, self.ckpt.idf)
         return with_task_features(x, self.ckpt.task_features, tasks, self.task_features)
 
-    def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
+    def scores(self, tasks: Sequence[TaskInput]) -> np.ndarray:
         fit = self.ckpt.fit
-        if fit.method == "cheapest":
-            raw = fit.scores(len(tasks))
-        else:
-            raw = fit.scores(self.inputs([t.record() for t in tasks]))
+        raw = fit.scores(len(tasks)) if fit.method == "cheapest" else fit.scores(self.inputs(tasks))
         return in_pool(raw, fit.classes, self.pool, -np.inf)
 
-    def dial_scores(self, tasks: Sequence[RouteTask]) -> np.ndarray | None:
-        x = self.inputs([t.record() for t in tasks])
+    def dial_scores(self, tasks: Sequence[TaskInput]) -> np.ndarray | None:
+        x = self.inputs(tasks)
         return dial_scores(self.ckpt.fit, x, self.pool, on_train=False)
 
 

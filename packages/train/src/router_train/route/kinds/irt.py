@@ -14,6 +14,7 @@ import numpy as np
 
 from router_oracle.infra.file_hash import sha256_file
 from router_oracle.results_matrix import bundled_results_for, matrix_of
+from router_oracle.task_input import TaskInput
 from router_train.irt.checkpoint import (
     IrtCheckpoint,
     ordered_pool,
@@ -45,7 +46,6 @@ from router_train.route.kinds.kind import (
 from router_train.route.operating_point import stored_point
 from router_train.route.router import ScoringRouter
 from router_train.route.spec import CheckpointSpec, RouteError
-from router_train.route.task import RouteTask
 from router_train.scoring.fitter import Fitter
 
 KIND_NAME = "irt"
@@ -63,14 +63,14 @@ class IrtRouter(Scorer):
         self.model = FittedIrtRouter.from_fit(ckpt.fit, task_features)
         self.ordered = ordered_pool(ckpt.pool, self.pool)
 
-    def probabilities(self, tasks: Sequence[RouteTask]) -> np.ndarray:
+    def probabilities(self, tasks: Sequence[TaskInput]) -> np.ndarray:
         """(tasks, pool) predicted resolve probabilities, in `pool` order."""
-        return predicted_probabilities(self.model, [t.record() for t in tasks], self.ordered)
+        return predicted_probabilities(self.model, tasks, self.ordered)
 
-    def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
+    def scores(self, tasks: Sequence[TaskInput]) -> np.ndarray:
         return near_tie_scores(self.probabilities(tasks), self.ckpt.fit.tolerance)
 
-    def dial_scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
+    def dial_scores(self, tasks: Sequence[TaskInput]) -> np.ndarray:
         return self.scores(tasks)
 
 
@@ -141,9 +141,7 @@ def refit(request: RefitRequest) -> Refitted:
             f"{request.log}: served {unknown[0]!r}, not a model of {path}'s pool ({', '.join(ckpt.pool.ids)})"
         )
     served = np.asarray([col[m] for m in request.served], dtype=np.int64)
-    refitted, models = refit_checkpoint(
-        ckpt, [t.record() for t in request.tasks], served, request.resolved, request.cost
-    )
+    refitted, models = refit_checkpoint(ckpt, request.tasks, served, request.resolved, request.cost)
     report = RefitReport(
         prior=str(path), prior_sha256=sha256_file(path), log=request.log, tasks=len(served), models=models
     )

@@ -16,11 +16,11 @@ from router_oracle.infra.file_hash import sha256_file
 from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.pool_file import load_pool
 from router_oracle.table import OracleTable, TaskRecord
+from router_oracle.task_input import TaskInput
 from router_train.route.deploy import Scorer
 from router_train.route.operating_point import Calibrator
 from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec, RouteError
-from router_train.route.task import RouteTask
 from router_train.scoring.dial import RouterScores
 from router_train.scoring.fitter import Fitter
 from router_train.scoring.safe_point import SafePoint
@@ -152,7 +152,7 @@ class RefitRequest:
 
     checkpoint: Path
     """The checkpoint to refit (its kind's file)."""
-    tasks: Sequence[RouteTask]
+    tasks: Sequence[TaskInput]
     """The logged tasks' inputs (id, repo, issue text), in log order."""
     served: Sequence[str]
     """The pool model that served each."""

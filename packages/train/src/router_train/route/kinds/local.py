@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from router_oracle.task_input import TaskInput
 from router_train.local.checkpoint import LocalCheckpoint, policy_of, read_checkpoint
 from router_train.local.config import LocalTrainConfig
 from router_train.local.fitter import LOCAL_ROUTER_NAME, LocalFitter
@@ -28,7 +29,6 @@ from router_train.route.kinds.kind import (
 from router_train.route.operating_point import stored_point, training_tasks
 from router_train.route.router import ScoringRouter
 from router_train.route.spec import CheckpointSpec
-from router_train.route.task import RouteTask
 from router_train.scoring.dial import DialCalibration, calibrate_policy
 from router_train.scoring.fitter import Fitter
 
@@ -44,11 +44,11 @@ class LocalRouter(Scorer):
         self.name = name
         self.pool = list(policy.pool_ids)
 
-    def scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
-        return self.policy.probabilities([t.record() for t in tasks])
+    def scores(self, tasks: Sequence[TaskInput]) -> np.ndarray:
+        return self.policy.probabilities(tasks)
 
-    def dial_scores(self, tasks: Sequence[RouteTask]) -> np.ndarray:
-        return self.policy.logits([t.record() for t in tasks])
+    def dial_scores(self, tasks: Sequence[TaskInput]) -> np.ndarray:
+        return self.policy.logits(tasks)
 
 
 def load(path: Path, spec: CheckpointSpec) -> Loaded:
