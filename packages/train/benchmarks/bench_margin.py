@@ -1,9 +1,9 @@
 """Benchmark: the safe point's margin chosen by measurement (issue 46, item 4).
 
 Runs `router-train evaluate`'s cross-validation ONCE on a table (K folds x fold seeds, every learned
-baseline at its safe point, optionally `local-grpo`), keeping each fit's stored inner estimates
-(`scoring.safe_point`: the native route, the cheapest model and every dial point of the curves). From
-them, without re-fitting, it derives what each candidate margin gives:
+baseline at its safe point, optionally `local-grpo` and the IRT router), keeping each fit's stored inner
+estimates (`scoring.safe_point`: the native route, the cheapest model and every dial point of the
+curves). From them, without re-fitting, it derives what each candidate margin gives:
 
 - the default row: per fit the native route where `safe_point.keeps_native(candidates, margin)`, else the
   fit's cheapest model; its gap vs the mix [95% paired bootstrap], cost per task and fits kept native;
@@ -15,7 +15,7 @@ them, without re-fitting, it derives what each candidate margin gives:
 Prints one table (and `--out` JSON). Run from the repository root, one pool per run:
 
     PYTHONPATH=packages/oracle/src:packages/env/src:packages/train/src \\
-        python packages/train/benchmarks/bench_margin.py --table T.json --name POOL [--local]
+        python packages/train/benchmarks/bench_margin.py --table T.json --name POOL [--local] [--irt]
 """
 
 from __future__ import annotations
@@ -41,6 +41,10 @@ def main() -> None:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--fold-seeds", default="0,1,2,3,4")
     parser.add_argument("--local", action="store_true", help="also local-grpo (slower)")
+    parser.add_argument("--irt", action="store_true", help="also the IRT router (evaluate's `--irt` row)")
+    parser.add_argument(
+        "--no-baselines", action="store_true", help="leave out the three classifiers (with --local/--irt)"
+    )
     parser.add_argument("--out", type=Path, default=None, help="write the rows as JSON here too")
     args = parser.parse_args()
 
@@ -52,6 +56,7 @@ def main() -> None:
     from router_train.local.fitter import LOCAL_ROUTER_NAME
     from router_train.route.kinds import baseline as baseline_kind
     from router_train.route.kinds import fitters_for
+    from router_train.route.kinds import irt as irt_kind
     from router_train.route.kinds import local as local_kind
     from router_train.route.kinds.kind import FitRequest
 
@@ -60,7 +65,12 @@ def main() -> None:
     seeds = [int(s) for s in args.fold_seeds.split(",")]
     parts = fold_partitions(table, str(args.table), args.folds, seeds)
     local = [(LOCAL_ROUTER_NAME, LocalTrainConfig())] if args.local else []
-    request = FitRequest(table, table.tasks, {baseline_kind.KIND_NAME: True, local_kind.KIND_NAME: local})
+    options = {
+        baseline_kind.KIND_NAME: not args.no_baselines,
+        local_kind.KIND_NAME: local,
+        irt_kind.KIND_NAME: args.irt,
+    }
+    request = FitRequest(table, table.tasks, options)
     scores: list[list] = []  # type: ignore[type-arg]
     fit_partitions(parts, fitters_for(request), 0, jobs=1, progress=True, scores=scores)
     fit_s = time.perf_counter() - t0

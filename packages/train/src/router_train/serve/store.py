@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from pydantic import Field
 
@@ -80,6 +81,10 @@ class StoredError(ValueError):
     """A store file that is not serve's (one line naming it)."""
 
 
+USAGE_COLUMNS = ("requests", "unreported", "prompt_tokens", "completion_tokens", "priced", "cost")
+"""The usage table's summed columns, in `TaskUsage`'s order (both stores select them so)."""
+
+
 class TaskUsage(FrozenModel):
     """A task's routed requests' usage, summed (the store's `usage` row)."""
 
@@ -95,6 +100,11 @@ class TaskUsage(FrozenModel):
     """Answers priced: usage reported by a model with prices."""
     cost: float = Field(default=0.0, ge=0)
     """USD, summed over the priced answers."""
+
+    @classmethod
+    def of_row(cls, row: Sequence[Any] | None) -> TaskUsage:
+        """The usage of a store's `SELECT {USAGE_COLUMNS}` row (all zero for a task without one)."""
+        return cls() if row is None else cls(**dict(zip(USAGE_COLUMNS, row, strict=True)))
 
     @property
     def proxy_cost(self) -> float | None:
@@ -232,14 +242,9 @@ class StickyStore:
         """The task's usage sums (all zero for a task without answers)."""
         with self._lock:
             row = self._db.execute(
-                "SELECT requests, unreported, prompt_tokens, completion_tokens, priced, cost "
-                "FROM usage WHERE task = ?",
-                (task,),
+                f"SELECT {', '.join(USAGE_COLUMNS)} FROM usage WHERE task = ?", (task,)
             ).fetchone()
-        if row is None:
-            return TaskUsage()
-        names = ("requests", "unreported", "prompt_tokens", "completion_tokens", "priced", "cost")
-        return TaskUsage(**dict(zip(names, row, strict=True)))
+        return TaskUsage.of_row(row)
 
     def record_outcome(self, record: OutcomeRecord) -> OutcomeRecord | None:
         """Commit the outcome at its (task, revision) unless that revision exists: then the row stored

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import psycopg
 
 from router_train.serve.records import DecisionRecord, OutcomeRecord, UsageRecord
-from router_train.serve.store import TaskUsage
+from router_train.serve.store import USAGE_COLUMNS, TaskUsage
 from router_train.serve.store_api import StoreUnavailable, masked
 
 T = TypeVar("T")
@@ -254,15 +254,10 @@ class PostgresStore:
     def usage(self, task: str) -> TaskUsage:
         row = self._run(
             lambda c: c.execute(
-                "SELECT requests, unreported, prompt_tokens, completion_tokens, priced, cost "
-                "FROM usage WHERE task = %s",
-                (task,),
+                f"SELECT {', '.join(USAGE_COLUMNS)} FROM usage WHERE task = %s", (task,)
             ).fetchone()
         )
-        if row is None:
-            return TaskUsage()
-        names = ("requests", "unreported", "prompt_tokens", "completion_tokens", "priced", "cost")
-        return TaskUsage(**dict(zip(names, row, strict=True)))
+        return TaskUsage.of_row(row)
 
     # --- outcomes (contract A) ---------------------------------------------------------------------
 
