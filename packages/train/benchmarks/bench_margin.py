@@ -100,7 +100,7 @@ def margin_rows(name: str, table, parts, scores) -> list[dict]:  # type: ignore[
                 continue
             dials, _, price = fold_dials(s, p.train, outcomes, TARGET_SHARES)
             dial_picks = apply_dial(s.test, price, dials)  # (shares, test tasks)
-            native = apply_dial(s.test, price, 0.0)
+            native = native_picks(s, price)
             cheap = cheapest_index(p.train, pool)
             fits.setdefault(s.name, []).append((p, native, cheap, s.safe_point, dial_picks))
     out = []
@@ -136,6 +136,19 @@ def margin_rows(name: str, table, parts, scores) -> list[dict]:  # type: ignore[
                 }
             )
     return out
+
+
+def native_picks(s, price: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """The fit's native route of its test tasks, as it deploys: the argmax of its scores; for a near-tie
+    router (the IRT router, `RouterScores.tolerance` set) the cheapest of the models its capped scores
+    tie (`irt.router.near_tie_routes`: its scores are in pool order, not in order of cost, so a plain
+    argmax would take the first of the tie, not the cheapest)."""
+    from router_train.scoring.dial import apply_dial
+
+    if s.tolerance is None:
+        return apply_dial(s.test, price, 0.0)
+    tied = s.test >= s.test.max(axis=1, keepdims=True) - 1e-12
+    return np.argmin(np.where(tied, np.asarray(price, dtype=float)[None, :], np.inf), axis=1)
 
 
 def _row(table, pool: list[str], repeats: int, picks: Sequence[tuple]) -> dict:  # type: ignore[no-untyped-def,type-arg]
