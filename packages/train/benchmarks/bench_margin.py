@@ -87,7 +87,14 @@ def margin_rows(name: str, table, parts, scores) -> list[dict]:  # type: ignore[
     """Per router and margin, the default row, the dial points and the gain thrown away."""
     from router_train.evaluate.curves import TARGET_SHARES, fold_dials
     from router_train.scoring.dial import apply_dial, outcome_matrices
-    from router_train.scoring.safe_point import cheapest_index, honoured, keeps_native, share_estimate
+    from router_train.scoring.safe_point import (
+        DIAL_MARGIN,
+        MARGIN,
+        cheapest_index,
+        honoured,
+        keeps_native,
+        share_estimate,
+    )
 
     pool = list(table.pool.ids)
     repeats = max(p.repeat for p in parts) + 1
@@ -106,7 +113,10 @@ def margin_rows(name: str, table, parts, scores) -> list[dict]:  # type: ignore[
     out = []
     for router, per_fit in fits.items():
         native_gap = _row(table, pool, repeats, [(p, nat) for p, nat, *_ in per_fit])
-        for margin in MARGINS:
+        # Each candidate margin for both the default and the dial, then the shipped pair (the default at
+        # `safe_point.MARGIN`, a budget or dial honoured at `safe_point.DIAL_MARGIN`): what a user gets.
+        settings = [(f"{100 * m:g}", m, m) for m in MARGINS] + [("shipped", MARGIN, DIAL_MARGIN)]
+        for label, margin, dial_margin in settings:
             default, kept = [], 0
             for p, nat, cheap, sp, _ in per_fit:
                 keep = keeps_native(sp.candidates, margin)
@@ -118,7 +128,7 @@ def margin_rows(name: str, table, parts, scores) -> list[dict]:  # type: ignore[
                 picks = []
                 for (p, _, _, sp, dp), (_, dflt) in zip(per_fit, default, strict=True):
                     est = share_estimate(sp, share)
-                    picks.append((p, dp[j] if est is not None and honoured(est, margin) else dflt))
+                    picks.append((p, dp[j] if est is not None and honoured(est, dial_margin) else dflt))
                 dial_rows.append(_row(table, pool, repeats, picks))
             below = [d for d in dial_rows if d["high"] is not None and d["high"] < 0]
             worst = min(dial_rows, key=_gap)
@@ -126,7 +136,7 @@ def margin_rows(name: str, table, parts, scores) -> list[dict]:  # type: ignore[
                 {
                     "pool": name,
                     "router": router,
-                    "margin_points": round(100 * margin, 2),
+                    "margin_points": label,
                     "default": row,
                     "native_fits": f"{kept}/{len(per_fit)}",
                     "native": native_gap,
@@ -199,7 +209,7 @@ def print_rows(rows: Sequence[dict]) -> None:  # type: ignore[type-arg]
         (
             r["pool"],
             r["router"],
-            f"{r['margin_points']:g}",
+            r["margin_points"],
             _fmt(r["default"]),
             r["native_fits"],
             f"{r['gain_thrown_away']:.2f}",
