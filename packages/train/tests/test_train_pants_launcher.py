@@ -97,11 +97,17 @@ def _start_server(on_term: int = 0) -> tuple[subprocess.Popen[str], int]:
 
 
 def _gone(pid: int, within: float = 5.0) -> bool:
+    """True once `pid` has stopped running. A child that outlived its launcher is reparented (to pid 1 or
+    a subreaper), and an exited one stays a zombie until that process reaps it, which some inits do late
+    (seen in CI): `kill(pid, 0)` succeeds on a zombie, so its state is read too."""
     end = time.monotonic() + within
     while time.monotonic() < end:
         try:
             os.kill(pid, 0)
-        except ProcessLookupError:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except (ProcessLookupError, FileNotFoundError):
+            return True
+        if stat.rsplit(")", 1)[1].split()[0] in {"Z", "X"}:  # zombie or dead: exited, not yet reaped
             return True
         time.sleep(0.05)
     return False
