@@ -88,9 +88,9 @@ def margin_rows(name: str, table, parts, scores) -> list[dict]:  # type: ignore[
     from router_train.evaluate.curves import TARGET_SHARES, fold_dials
     from router_train.scoring.dial import apply_dial, outcome_matrices
     from router_train.scoring.safe_point import (
-        DIAL_MARGIN,
-        MARGIN,
         cheapest_index,
+        default_margin,
+        dial_margin,
         honoured,
         keeps_native,
         share_estimate,
@@ -113,13 +113,13 @@ def margin_rows(name: str, table, parts, scores) -> list[dict]:  # type: ignore[
     out = []
     for router, per_fit in fits.items():
         native_gap = _row(table, pool, repeats, [(p, nat) for p, nat, *_ in per_fit])
-        # Each candidate margin for both the default and the dial, then the shipped pair (the default at
-        # `safe_point.MARGIN`, a budget or dial honoured at `safe_point.DIAL_MARGIN`): what a user gets.
-        settings = [(f"{100 * m:g}", m, m) for m in MARGINS] + [("shipped", MARGIN, DIAL_MARGIN)]
-        for label, margin, dial_margin in settings:
+        # Each candidate margin for both the default and the dial, then the shipped pair (the margins each
+        # fit stored: its kind's `safe_point.Margins`): what a user gets.
+        settings = [(f"{100 * m:g}", m, m) for m in MARGINS] + [("shipped", None, None)]
+        for label, margin, dial_at in settings:
             default, kept = [], 0
             for p, nat, cheap, sp, _ in per_fit:
-                keep = keeps_native(sp.candidates, margin)
+                keep = keeps_native(sp.candidates, default_margin(sp) if margin is None else margin)
                 kept += keep
                 default.append((p, nat if keep else np.full(len(p.test), cheap)))
             row = _row(table, pool, repeats, default)
@@ -128,7 +128,8 @@ def margin_rows(name: str, table, parts, scores) -> list[dict]:  # type: ignore[
                 picks = []
                 for (p, _, _, sp, dp), (_, dflt) in zip(per_fit, default, strict=True):
                     est = share_estimate(sp, share)
-                    picks.append((p, dp[j] if est is not None and honoured(est, dial_margin) else dflt))
+                    at = dial_margin(sp) if dial_at is None else dial_at
+                    picks.append((p, dp[j] if est is not None and honoured(est, at) else dflt))
                 dial_rows.append(_row(table, pool, repeats, picks))
             below = [d for d in dial_rows if d["high"] is not None and d["high"] < 0]
             worst = min(dial_rows, key=_gap)

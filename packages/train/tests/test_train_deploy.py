@@ -86,6 +86,13 @@ def test_a_dial_below_the_margin_is_refused_and_says_so(
         logreg_checkpoint, tmp_path / "above.json", candidates=_candidates(DIAL_MARGIN * 2)
     )
     older = _with_safe_point(logreg_checkpoint, tmp_path / "older.json", candidates=[])
+    # The margin is the one the checkpoint stores (its kind's): the same estimate passes a lower one.
+    lowered = _with_safe_point(
+        logreg_checkpoint,
+        tmp_path / "lowered.json",
+        candidates=_candidates(DIAL_MARGIN / 2),
+        dial_margin=DIAL_MARGIN / 4,
+    )
 
     def routes(path: Path, *flags: str) -> tuple[list[dict[str, object]], str]:
         capsys.readouterr()
@@ -99,7 +106,7 @@ def test_a_dial_below_the_margin_is_refused_and_says_so(
     assert [d["model"] for d in refused] == [d["model"] for d in default]
     assert all("--dial 0.5 refused" in str(d["reason"]) for d in refused)
     assert sum("refused" in line for line in err.splitlines()) == 1
-    for path in (above, older):
+    for path in (above, older, lowered):
         honoured_routes, err = routes(path, "--dial", "0.5")
         assert [d["model"] for d in honoured_routes] == [d["model"] for d in asked]
         assert "refused" not in err and all(d.get("reason") is None for d in honoured_routes)

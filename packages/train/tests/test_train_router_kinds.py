@@ -6,6 +6,7 @@ tasks: the tests are parametrized over the registry, so a kind added later is co
 from __future__ import annotations
 
 import ast
+import json
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -93,6 +94,17 @@ def test_a_checkpoint_is_read_as_its_kind(checkpoint: Path) -> None:
     kind = kind_of(checkpoint)
     parsed = TypeAdapter(Checkpoint).validate_json(checkpoint.read_text())
     assert type(parsed) is kind.checkpoint and parsed.kind == kind.kind
+
+
+def test_a_checkpoint_stores_its_kinds_margins(checkpoint: Path) -> None:
+    """The checkpoint a kind's command writes holds its safe point to that kind's margins (`Fit.margins`),
+    the ones evaluate's fitters of it use."""
+    kind = kind_of(checkpoint)
+    safe = json.loads(checkpoint.read_text()).get("safe_point")
+    if kind.name == "local-anypool":  # routes pools it never saw: no train-task estimate to store
+        assert safe is None
+        return
+    assert (safe["margin"], safe["dial_margin"]) == (kind.fit.margins.default, kind.fit.margins.dial)
 
 
 def test_every_kind_routes_as_the_argmax_of_its_scores(checkpoint: Path, eval_tasks: list[TaskInput]) -> None:

@@ -13,16 +13,30 @@ import numpy as np
 import pytest
 from evaluate_tables import make_table
 
+from router_frontier_rl import bundled_table_path
 from router_oracle.table import ModelOutcome, RunOutcome, TaskRecord
+from router_oracle.table_check import load_table
 from router_train.checkpoint_io import save_checkpoint
 from router_train.fit_source import FitSource
+from router_train.local.config import LocalTrainConfig
 from router_train.route.baseline_checkpoint import fit_baseline
+from router_train.route.kinds import KINDS, fitters_for
+from router_train.route.kinds.kind import FitRequest
 from router_train.route.load import load_router
 from router_train.route.spec import CheckpointSpec
 from router_train.scoring.baseline_fitter import BaselineFitter
 from router_train.scoring.decisions import Decisions, from_labels
 from router_train.scoring.dial import RouterScores
-from router_train.scoring.safe_point import DIAL_SHARES, SafePoint, SafePointFitter, safe_points
+from router_train.scoring.safe_point import (
+    CLASSIFIER_MARGINS,
+    DIAL_SHARES,
+    IRT_MARGINS,
+    LOCAL_MARGINS,
+    Margins,
+    SafePoint,
+    SafePointFitter,
+    safe_points,
+)
 
 IDS = ["big", "mid", "small"]
 ORDER = {m: j for j, m in enumerate(IDS)}
@@ -54,10 +68,10 @@ def _oracle_like(helpful: bool):  # type: ignore[no-untyped-def]
     return fit_scored
 
 
-def _point(helpful: bool, tasks: Sequence[TaskRecord]) -> SafePoint:
+def _point(helpful: bool, tasks: Sequence[TaskRecord], margins: Margins = CLASSIFIER_MARGINS) -> SafePoint:
     fit = _oracle_like(helpful)
     _, scores = fit(tasks, tasks[:1], 0)
-    return safe_points(fit, tasks, IDS, 0, scores)["stub"]
+    return safe_points(fit, tasks, IDS, 0, scores, margins)["stub"]
 
 
 def test_falls_back_where_routing_cannot_pay() -> None:
@@ -80,6 +94,34 @@ def test_keeps_the_router_where_routing_pays() -> None:
     defaults = [c for c in point.candidates if not c.name.startswith("dial:")]
     best = max(defaults, key=lambda c: c.gap)
     assert best.name == "router" and best.gap > 0.05
+
+
+def test_the_margin_is_the_kinds_and_stored_with_the_point() -> None:
+    """A router whose estimated gain is above one kind's margin and below another's keeps its route under
+    the first and falls back under the second; each point stores the margins it was chosen by (a budget
+    on it is later held to the stored dial margin)."""
+    tasks = make_table(n=120).tasks
+    gain = next(c.gap for c in _point(True, tasks).candidates if c.name == "router")
+    low, high = Margins(default=gain / 2, dial=0.001), Margins(default=gain * 2, dial=0.002)
+    kept, dropped = _point(True, tasks, low), _point(True, tasks, high)
+    assert kept.choice == "router" and dropped.choice == "cheapest" and dropped.model == "small"
+    assert (kept.margin, kept.dial_margin) == (low.default, low.dial)
+    assert (dropped.margin, dropped.dial_margin) == (high.default, high.dial)
+    assert kept.candidates == dropped.candidates  # the same estimates, another rule
+
+
+def test_evaluate_holds_each_kind_to_its_own_margins() -> None:
+    """`fitters_for` wraps each kind's fitters with that kind's margins (`Fit.margins`): the classifiers',
+    the local GRPO router's and the IRT router's differ, as measured (docs/evaluate.md)."""
+    assert len({CLASSIFIER_MARGINS, LOCAL_MARGINS, IRT_MARGINS}) == 3
+    by_kind = {k.name: k.fit.margins for k in KINDS.values()}
+    assert by_kind["baseline"] == CLASSIFIER_MARGINS
+    assert by_kind["local"] == LOCAL_MARGINS and by_kind["irt"] == IRT_MARGINS
+    table = load_table(bundled_table_path())  # the IRT fit reads its pool's bundled results matrix
+    options = {"baseline": True, "local": [("local-grpo", LocalTrainConfig())], "irt": True}
+    fitters = fitters_for(FitRequest(table, table.tasks, options))
+    margins = [getattr(f, "margins", None) for f in fitters]
+    assert margins == [CLASSIFIER_MARGINS, LOCAL_MARGINS, IRT_MARGINS]  # registry order, references first
 
 
 def test_too_few_tasks_keep_the_native_point() -> None:

@@ -39,7 +39,7 @@ from router_train.evaluate.design import Partition
 from router_train.evaluate.dial import RouterScores, apply_dial, outcome_matrices
 from router_train.scoring.bootstrap import TaskResample, percentile_interval
 from router_train.scoring.metrics import single_model_points
-from router_train.scoring.safe_point import DIAL_SHARES, honoured, share_estimate
+from router_train.scoring.safe_point import DIAL_SHARES, dial_margin, honoured, share_estimate
 from router_train.scoring.vs_mix import area_vs_mix, gap_at_cost, grid_mean, mix_on_grid, overspend, points
 
 TARGET_SHARES = DIAL_SHARES
@@ -439,7 +439,8 @@ def refused_points(scores: RouterScores, shares: Sequence[float]) -> list[bool] 
     estimates = [share_estimate(scores.safe_point, share) for share in shares]
     if any(e is None for e in estimates):
         return None
-    return [not honoured(e) for e in estimates if e is not None]
+    margin = dial_margin(scores.safe_point)
+    return [not honoured(e, margin) for e in estimates if e is not None]
 
 
 def references(

@@ -32,7 +32,7 @@ from router_train.irt.router import (
     pool_probabilities,
 )
 from router_train.scoring.dial import CHECKPOINT_POINTS, DialCalibration, calibrate
-from router_train.scoring.safe_point import SafePoint, checkpoint_safe_point
+from router_train.scoring.safe_point import IRT_MARGINS, SafePoint, checkpoint_safe_point
 
 IRT_NAME = "irt"
 """The router's name (`router-train fit irt`, evaluate's row)."""
@@ -131,7 +131,7 @@ def fit_irt_checkpoint(
         pool_probabilities(router.train_p, router.fit.run_ids, pool), router.fit.tolerance
     )
     fitter = IrtFitter(matrix, pool, name=IRT_NAME, task_features=task_features)
-    safe = checkpoint_safe_point(fitter.fit_scored, IRT_NAME, train, pool.ids, native, seed)
+    safe = checkpoint_safe_point(fitter.fit_scored, IRT_NAME, train, pool.ids, native, seed, IRT_MARGINS)
     return IrtCheckpoint(
         pool=pool,
         **source.model_dump(),

@@ -44,7 +44,7 @@ from router_train.local.step_metrics import STEP_SCORES, StepMetrics, step_recor
 from router_train.scoring.decisions import Decisions, from_labels
 from router_train.scoring.dial import RouterScores, calibrate_policy
 from router_train.scoring.metrics import single_model_points
-from router_train.scoring.safe_point import FitScored, checkpoint_safe_point
+from router_train.scoring.safe_point import LOCAL_MARGINS, FitScored, checkpoint_safe_point
 
 CHECKPOINT_FILE = "checkpoint.json"
 METRICS_FILE = "metrics.jsonl"
@@ -442,7 +442,9 @@ def train_local(cfg: LocalTrainConfig, *, progress: bool = True) -> LocalTrainRe
         # Its default point, chosen on the train tasks as evaluate chooses it per fit (`scoring.safe_point`).
         logits = policy.logits(learned_tasks)
         fit_scored = _scored(cfg, pool_ids)
-        safe = checkpoint_safe_point(fit_scored, "local", learned_tasks, pool_ids, logits, cfg.seed)
+        safe = checkpoint_safe_point(
+            fit_scored, "local", learned_tasks, pool_ids, logits, cfg.seed, LOCAL_MARGINS
+        )
         ckpt = checkpoint_of(
             policy, cfg, table_name, table_sha, fit.train_task_ids, cfg.steps, calibration, safe
         )

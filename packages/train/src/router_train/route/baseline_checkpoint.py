@@ -32,7 +32,7 @@ from router_train.scoring.baselines import (
     TfidfFeatures,
 )
 from router_train.scoring.dial import CHECKPOINT_POINTS, DialCalibration, calibrate
-from router_train.scoring.safe_point import SafePoint, checkpoint_safe_point
+from router_train.scoring.safe_point import CLASSIFIER_MARGINS, SafePoint, checkpoint_safe_point
 from router_train.task_features import FeatureScaling
 
 BASELINE_NAMES: tuple[str, ...] = (CHEAPEST_NAME, LOGREG_NAME, BALANCED_LOGREG_NAME, "tfidf-knn")
@@ -153,7 +153,13 @@ def fit_baseline(
         scores = dial_scores(fit, features.x_train, list(pool_ids), on_train=True)
         assert scores is not None
         safe = checkpoint_safe_point(
-            BaselineFitter(list(pool_ids), task_features).fit_scored, row_name, train, pool_ids, scores, seed
+            BaselineFitter(list(pool_ids), task_features).fit_scored,
+            row_name,
+            train,
+            pool_ids,
+            scores,
+            seed,
+            CLASSIFIER_MARGINS,
         )
     return BaselineCheckpoint(
         name=row_name,

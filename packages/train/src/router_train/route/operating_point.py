@@ -30,7 +30,7 @@ from router_train.scoring.dial import (
     operating_point,
     point_for_dial,
 )
-from router_train.scoring.safe_point import DIAL_MARGIN, SafePoint, dial_estimate, honoured
+from router_train.scoring.safe_point import SafePoint, dial_estimate, dial_margin, honoured
 
 BUNDLED_TABLE_LABEL = "router_frontier_rl/data/oracle_table.json"
 """How a checkpoint records the env's bundled table (`local.trainer.BUNDLED_TABLE_NAME`)."""
@@ -149,13 +149,14 @@ def checked(
     reason and in one line at load. A checkpoint without dial estimates (older) routes where asked."""
     assert asked.dial is not None
     estimate = dial_estimate(safe, asked.dial)
-    if estimate is None or honoured(estimate):
+    margin = dial_margin(safe)
+    if estimate is None or honoured(estimate, margin):
         return asked
     flag = f"--budget {spec.budget:g}" if spec.budget is not None else f"--dial {spec.dial:g}"
     fallback = safe_point(scorer, safe, calibrate)
     reason = (
         f"{flag} refused: the fit's inner estimate there ({estimate.name}) is {100 * estimate.gap:+.2f} "
-        f"points vs the mix, not above +{100 * DIAL_MARGIN:g}: routing at the safe default point "
+        f"points vs the mix, not above +{100 * margin:g}: routing at the safe default point "
         f"({safe.describe()}; --no-safe-point routes where asked)"
     )
     return replace(fallback, reason=reason, note=reason)

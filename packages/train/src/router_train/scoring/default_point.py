@@ -47,6 +47,12 @@ class SafePoint(FrozenModel):
     """Inner folds it was estimated on (0: too few train tasks; the native point, unestimated)."""
     candidates: list[SafeCandidate] = Field(default_factory=list)
     """Every candidate's estimate, in the order tried."""
+    margin: Finite | None = None
+    """The margin (a fraction) the native route's estimate had to beat the mix by to be the default
+    (the kind's, `safe_point.Margins.default`); None: an older file, chosen at `safe_point.MARGIN`."""
+    dial_margin: Finite | None = None
+    """A budget or dial is honoured only where its estimate beats the mix by more than this (the kind's,
+    `safe_point.Margins.dial`); None: an older file, `safe_point.DIAL_MARGIN`."""
 
     def describe(self) -> str:
         """One phrase: `native route`, `dial 0.123 (25% of the cost range)`, `always gpt-5-mini`."""

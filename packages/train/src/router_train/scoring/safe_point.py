@@ -15,15 +15,19 @@ costs nothing to fall back to. The rule (issue 39, item 7), applied per fit on t
 2. Each candidate's out-of-fold routes of every train task are judged as `evaluate` judges a router:
    resolved rate minus the best random mix of single models at the same mean cost, on the train tasks.
 3. The default point is the native route if its estimated gap is the larger of the two (router, cheapest;
-   ties to the router) and above `MARGIN` (half a point); otherwise `cheapest`. The dial points never
-   become the default (`DIAL_SHARES` says why); a budget or dial is honoured only where its estimate is
-   above `DIAL_MARGIN` (`dial_estimate`, `honoured`; `route.operating_point.checked`).
+   ties to the router) and above the kind's default margin (`Margins.default`; half a point for the
+   classifiers); otherwise `cheapest`. The dial points never become the default (`DIAL_SHARES` says why);
+   a budget or dial is honoured only where its estimate is above the kind's dial margin (`Margins.dial`;
+   `dial_estimate`, `honoured`; `route.operating_point.checked`). Both margins are stored in the
+   `SafePoint`, so a checkpoint routes by the rule it was fitted under.
 
 Why the point estimate and not a lower bound: on 400 train tasks the bound of a +1.5-point gain is about
 +-1.2 points wide, so a bound rule falls back on the pools where routing pays (issue 32 tried one on the
 IRT router: `default` fell from +0.4 to +0.0). The fallback's own gap is 0, so the point estimate falls
 back wherever routing does not pay on the train tasks, and keeps a router whose estimated gain is above
-half a point (`MARGIN`).
+its kind's margin: how far a kind's inner estimate overstates its gain out of sample differs by kind, so
+each kind's margins are chosen by measurement (`CLASSIFIER_MARGINS`, `LOCAL_MARGINS`, `IRT_MARGINS`;
+`benchmarks/bench_margin.py`, docs/evaluate.md "The margin, chosen by measurement").
 
 The cost dial's curves read the same scores as before; evaluate marks the points fits would refuse.
 `SafePoint` is stored in every checkpoint `fit`, `local` and `fit irt` write,
@@ -53,6 +57,10 @@ from router_train.scoring.dial import (
 from router_train.scoring.metrics import compute_metrics, single_model_points
 
 __all__ = [
+    "CLASSIFIER_MARGINS",
+    "IRT_MARGINS",
+    "LOCAL_MARGINS",
+    "Margins",
     "SafeCandidate",
     "SafePoint",
     "SafePointFitter",
@@ -74,19 +82,47 @@ Code: the balanced one -0.1 -> -0.7 [-1.5, -0.1]), where native-or-cheapest fall
 losses."""
 
 MARGIN = 0.005
-"""A candidate other than `cheapest` is kept only when its estimated gap (a fraction) is above this: half
-a point. At 0, a router truly ~1 point below the mix still beat it on its train tasks by chance in some
-fits (Claude pool under OpenHands: the balanced classifier -0.3 [-0.6, -0.1], 4 of 25 fits kept); at 0.5
-points one measured row is still wholly below the mix (local-grpo on a drawn pool, -0.26 [-0.64, -0.07]),
-and the default pool keeps its best router (+2.0 [+0.0, +4.0], native +2.2), at the cost of the weaker
-routers' smaller gains (docs/evaluate.md, "Do no harm")."""
+"""The learned classifiers' default margin: the native route is kept only when its estimated gap (a
+fraction) is above this, half a point. At 0, a router truly ~1 point below the mix still beat it on its
+train tasks by chance in some fits (Claude pool under OpenHands: the balanced classifier -0.3 [-0.6, -0.1],
+4 of 25 fits kept); at 0.5 the default pool keeps its best router (+2.0 [+0.0, +4.0], native +2.2), at the
+cost of the weaker routers' smaller gains (docs/evaluate.md, "Do no harm")."""
 
 DIAL_MARGIN = 0.015
-"""A dial point (`--budget`, `--dial`) is honoured only when its inner estimate is above this: 1.5 points,
-chosen by measurement (`benchmarks/bench_margin.py`, docs/evaluate.md "The margin, chosen by
-measurement"): on the Claude pool under OpenHands, where nothing routes, dial points a user could select
-stayed wholly below the mix at 0.5 (kNN 3 of 11, each classifier 1 of 11) and at 1 point, none at 1.5;
-on the pools where routing pays no dial point was below at any margin."""
+"""The learned classifiers' dial margin: a dial point (`--budget`, `--dial`) is honoured only when its
+inner estimate is above this, 1.5 points (`benchmarks/bench_margin.py`, docs/evaluate.md "The margin,
+chosen by measurement"): on the Claude pool under OpenHands, where nothing routes, dial points a user could
+select stayed wholly below the mix at 0.5 (kNN 3 of 11, each classifier 1 of 11) and at 1 point, none at
+1.5; on the pools where routing pays no dial point was below at any margin."""
+
+
+@dataclass(frozen=True)
+class Margins:
+    """A kind's two margins (fractions of resolved rate): what its inner estimate must beat the mix by."""
+
+    default: float = MARGIN
+    """The native route is the default point only when its estimate is above this (else the cheapest)."""
+    dial: float = DIAL_MARGIN
+    """A budget or dial is honoured only where its estimate is above this (else the default point)."""
+
+
+CLASSIFIER_MARGINS = Margins()
+"""The learned classifiers' (`tfidf-*`, the `baseline` kind): 0.5 points for the default, 1.5 for the dial."""
+
+LOCAL_MARGINS = Margins(default=0.02, dial=0.02)
+"""The local GRPO router's (`local`, evaluate's `local-grpo` row): 2 points for both. Its inner estimate
+overstates its gain more than the classifiers' (a policy trained by sampling, noisier fit to fit): at the
+classifiers' margins its default row was wholly below the mix on a drawn pool (issue 32's draw 2: -0.26
+[-0.64, -0.07], and so were 10 of its 11 dial points, which fall back to it), and still at 1 and 1.5
+points (-0.16 [-0.43, -0.03]); at 2 points no row or dial point is wholly below on any of the ten pools
+measured, and the gain given up is not measurable (bash-only: +0.43 [-0.04, +0.93] at 0.5, +0.02 at 2)."""
+
+IRT_MARGINS = Margins(default=0.01, dial=0.01)
+"""The IRT router's (`irt`): 1 point for both. At the classifiers' margins 2 of its 11 dial points were
+wholly below the mix on draw 2 (falling back to a default of -0.76 [-3.15, +0.32]; the worst -1.38 [-5.15,
+-0.00]) and at 1.5 points for both, one on the Claude pool under OpenHands; at 1 point none on any of the
+ten pools measured, and its default rows are no worse than at 0.5 on any (draw 2 +0.19, the default pool
++0.12 against -0.76 and +0.04)."""
 
 MIN_TASKS_PER_FOLD = 10
 """Fewer train tasks per inner fold leave nothing to judge on: the router keeps its native point."""
@@ -178,18 +214,28 @@ DEFAULT_CANDIDATES = ("router", "cheapest")
 
 
 def choose(
-    candidates: Sequence[SafeCandidate], scores: RouterScores, train: Sequence[TaskRecord]
+    candidates: Sequence[SafeCandidate],
+    scores: RouterScores,
+    train: Sequence[TaskRecord],
+    margins: Margins = CLASSIFIER_MARGINS,
 ) -> SafePoint:
     """The default point of a router fitted on `train` (`scores`: its scores there) from the estimates:
-    its native route if above `MARGIN`, else the cheapest model. Every candidate is stored, each dial
-    point with the dial this fit's own calibration gives its share (`SafeCandidate.dial`)."""
+    its native route if above `margins.default`, else the cheapest model. Every candidate is stored, each
+    dial point with the dial this fit's own calibration gives its share (`SafeCandidate.dial`), and both
+    margins (a budget is later honoured at `margins.dial`)."""
     if not candidates:
-        return SafePoint(choice="router", inner_folds=0)
-    stored = with_dials(candidates, scores, train)
-    if keeps_native(candidates):
-        return SafePoint(choice="router", inner_folds=INNER_FOLDS, candidates=stored)
+        return SafePoint(choice="router", inner_folds=0, margin=margins.default, dial_margin=margins.dial)
+    point = SafePoint(
+        choice="router",
+        inner_folds=INNER_FOLDS,
+        candidates=with_dials(candidates, scores, train),
+        margin=margins.default,
+        dial_margin=margins.dial,
+    )
+    if keeps_native(candidates, margins.default):
+        return point
     model = scores.model_ids[cheapest_index(train, scores.model_ids)]
-    return SafePoint(choice="cheapest", model=model, inner_folds=INNER_FOLDS, candidates=stored)
+    return point.model_copy(update={"choice": "cheapest", "model": model})
 
 
 def keeps_native(candidates: Sequence[SafeCandidate], margin: float = MARGIN) -> bool:
@@ -239,6 +285,17 @@ def honoured(estimate: SafeCandidate, margin: float = DIAL_MARGIN) -> bool:
     return estimate.gap > margin
 
 
+def default_margin(point: SafePoint) -> float:
+    """The margin the fit that stored `point` chose its default by (`MARGIN` for an older file)."""
+    return MARGIN if point.margin is None else point.margin
+
+
+def dial_margin(point: SafePoint) -> float:
+    """The margin a budget or dial on the fit that stored `point` must beat (`DIAL_MARGIN` for a file
+    that predates per-kind margins: the rule it was fitted under)."""
+    return DIAL_MARGIN if point.dial_margin is None else point.dial_margin
+
+
 def apply_point(
     point: SafePoint,
     decisions: Decisions,
@@ -262,10 +319,11 @@ def safe_points(
     model_ids: Sequence[str],
     seed: int,
     scores: Sequence[RouterScores],
+    margins: Margins,
 ) -> dict[str, SafePoint]:
-    """Router name -> its default point, for each router of `scores` (fitted on `train`)."""
+    """Router name -> its default point under `margins`, for each router of `scores` (fitted on `train`)."""
     estimates = estimate(fit_scored, train, model_ids, seed)
-    return {s.name: choose(estimates.get(s.name, []), s, train) for s in scores}
+    return {s.name: choose(estimates.get(s.name, []), s, train, margins) for s in scores}
 
 
 @dataclass(frozen=True)
@@ -278,6 +336,8 @@ class SafePointFitter:
     """The wrapped fitter; it has `fit_scored`."""
     model_ids: tuple[str, ...]
     """The pool's model ids."""
+    margins: Margins = CLASSIFIER_MARGINS
+    """The wrapped kind's margins (`RouterKind.fit.margins`)."""
 
     def __call__(self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int) -> list[Decisions]:
         return self.fit_scored(train, test, seed)[0]
@@ -287,7 +347,7 @@ class SafePointFitter:
     ) -> tuple[list[Decisions], list[RouterScores]]:
         fit: FitScored = self.inner.fit_scored  # type: ignore[attr-defined]
         decisions, scores = fit(train, test, seed)
-        points = safe_points(fit, train, self.model_ids, seed, scores)
+        points = safe_points(fit, train, self.model_ids, seed, scores, self.margins)
         by_name = {s.name: s for s in scores}
         moved = [
             apply_point(points[d.name], d, by_name[d.name], train, test) if d.name in points else d
@@ -296,11 +356,14 @@ class SafePointFitter:
         return moved, [replace(s, safe_point=points[s.name]) for s in scores]
 
 
-def with_safe_point(fitter: object, model_ids: Sequence[str]) -> object:
-    """`fitter` at its safe default point when it gives scores (`fit_scored`), else `fitter` itself."""
+def with_safe_point(
+    fitter: object, model_ids: Sequence[str], margins: Margins = CLASSIFIER_MARGINS
+) -> object:
+    """`fitter` at its safe default point under `margins` when it gives scores (`fit_scored`), else
+    `fitter` itself."""
     if getattr(fitter, "fit_scored", None) is None:
         return fitter
-    return SafePointFitter(fitter, tuple(model_ids))
+    return SafePointFitter(fitter, tuple(model_ids), margins)
 
 
 def checkpoint_safe_point(
@@ -310,13 +373,14 @@ def checkpoint_safe_point(
     model_ids: Sequence[str],
     train_scores: np.ndarray,
     seed: int,
+    margins: Margins,
 ) -> SafePoint:
     """The default point a checkpoint stores for its router `name` fitted on `train` (`train_scores`: its
-    dial scores there, columns `model_ids`): `safe_points` with `fit_scored` re-fitting it per inner fold,
-    exactly as `evaluate` chooses it for each of its fits."""
+    dial scores there, columns `model_ids`) under its kind's `margins`: `safe_points` with `fit_scored`
+    re-fitting it per inner fold, exactly as `evaluate` chooses it for each of its fits."""
     empty = np.zeros((0, len(model_ids)))
     scores = RouterScores(name, list(model_ids), np.asarray(train_scores, dtype=float), empty)
-    return safe_points(fit_scored, train, model_ids, seed, [scores])[name]
+    return safe_points(fit_scored, train, model_ids, seed, [scores], margins)[name]
 
 
 def safe_point_notes(scores: Sequence[Sequence[RouterScores]]) -> list[str]:

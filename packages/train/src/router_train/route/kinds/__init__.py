@@ -62,13 +62,14 @@ def fitters_for(request: FitRequest) -> list[Fitter]:
     """Every fitter `router-train evaluate` runs for `request`: each kind's (`RouterKind.fit`), the
     reference kinds' (the learned baselines) first, then the others in registry order; the order of the
     report's rows. With `request.safe_point`, each one that scores its models routes at its safe default
-    point (`scoring.safe_point.with_safe_point`)."""
+    point under its kind's margins (`scoring.safe_point.with_safe_point`, `Fit.margins`)."""
     kinds = sorted(KINDS.values(), key=lambda k: not k.fit.reference)
-    fitters = [f for k in kinds if k.fit.fitters is not None for f in k.fit.fitters(request)]
-    if not request.safe_point:
-        return fitters
     pool = request.table.pool.ids
-    return [cast(Fitter, with_safe_point(f, pool)) for f in fitters]
+    fitters = []
+    for k in kinds:
+        for f in k.fit.fitters(request) if k.fit.fitters is not None else []:
+            fitters.append(cast(Fitter, with_safe_point(f, pool, k.fit.margins)) if request.safe_point else f)
+    return fitters
 
 
 def references_for(request: ReferenceRequest) -> list[Fitter]:

@@ -47,6 +47,7 @@ from router_train.route.operating_point import stored_point
 from router_train.route.router import ScoringRouter
 from router_train.route.spec import CheckpointSpec, RouteError
 from router_train.scoring.fitter import Fitter
+from router_train.scoring.safe_point import IRT_MARGINS
 
 KIND_NAME = "irt"
 """This kind's name: its messages' word and its key of a request's `KindOptions`."""
@@ -168,6 +169,11 @@ KIND = RouterKind(
     checkpoint=IrtCheckpoint,
     load=load,
     judge=judge,
-    fit=Fit("router-train fit irt", fitters, partition=PartitionFit(IRT_ROUTER_NAME, partition)),
+    fit=Fit(
+        "router-train fit irt",
+        fitters,
+        partition=PartitionFit(IRT_ROUTER_NAME, partition),
+        margins=IRT_MARGINS,
+    ),
     refit=refit,
 )

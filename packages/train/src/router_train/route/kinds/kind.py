@@ -23,7 +23,7 @@ from router_train.route.router import Router
 from router_train.route.spec import CheckpointSpec, RouteError
 from router_train.scoring.dial import RouterScores
 from router_train.scoring.fitter import Fitter
-from router_train.scoring.safe_point import SafePoint
+from router_train.scoring.safe_point import CLASSIFIER_MARGINS, Margins, SafePoint
 from router_train.task_features import FeatureScaling, load_task_features
 
 
@@ -219,6 +219,9 @@ class Fit:
     """How `router-train evaluate-anypool` trains it, for a kind that routes any pool (a
     `route.kinds.anypool.AnyPoolTraining`, typed there so this module imports no kind; read through
     `route.kinds.anypool_training`); None: not such a kind."""
+    margins: Margins = CLASSIFIER_MARGINS
+    """The margins its safe default point and its dial are held to (`scoring.safe_point.Margins`, chosen
+    by measurement per kind): evaluate's fitters of it and the checkpoint its command writes use these."""
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from router_train.route.router import ScoringRouter
 from router_train.route.spec import CheckpointSpec
 from router_train.scoring.dial import DialCalibration, calibrate_policy
 from router_train.scoring.fitter import Fitter
+from router_train.scoring.safe_point import LOCAL_MARGINS
 
 KIND_NAME = "local"
 """This kind's name: its messages' word and its key of a request's `KindOptions`."""
@@ -108,5 +109,11 @@ KIND = RouterKind(
     checkpoint=LocalCheckpoint,
     load=load,
     judge=judge,
-    fit=Fit("router-train local", fitters, references=references, reference_rows=(LOCAL_ROUTER_NAME,)),
+    fit=Fit(
+        "router-train local",
+        fitters,
+        references=references,
+        reference_rows=(LOCAL_ROUTER_NAME,),
+        margins=LOCAL_MARGINS,
+    ),
 )
