@@ -129,7 +129,8 @@ def test_dial_estimate_takes_the_worse_neighbour() -> None:
     assert name_at(1.0) == "dial:1"
     assert name_at(2.0) == "dial:0"  # between the two: the worse one
     assert name_at(-9.0) == "dial:1" and name_at(9.0) == "dial:0"
-    assert honoured(cand("x", DIAL_MARGIN + 1e-4, 0.0)) and not honoured(cand("x", DIAL_MARGIN, 0.0))
+    assert honoured(cand("x", DIAL_MARGIN + 1e-4, 0.0), DIAL_MARGIN)
+    assert not honoured(cand("x", DIAL_MARGIN, 0.0), DIAL_MARGIN)
     assert dial_estimate(SafePoint(choice="router", inner_folds=5), 1.0) is None
 
 

@@ -163,19 +163,21 @@ def test_fold_spy_the_choice_reads_train_tasks_only() -> None:
             seen.append(({t.instance_id for t in tr}, {t.instance_id for t in te}))
             return inner.fit_scored(tr, te, seed)
 
-    fitter = SafePointFitter(Spy(), tuple(table.pool.ids))
+    fitter = SafePointFitter(Spy(), tuple(table.pool.ids), CLASSIFIER_MARGINS)
     decisions, scores = fitter.fit_scored(train, test, 0)
     assert len(seen) == 6  # the fit itself, then 5 inner folds
     for tr, te in seen[1:]:
         assert tr <= train_ids and te <= train_ids and not tr & te
     assert all(s.safe_point is not None for s in scores)
 
-    again, again_scores = SafePointFitter(inner, tuple(table.pool.ids)).fit_scored(
+    again, again_scores = SafePointFitter(inner, tuple(table.pool.ids), CLASSIFIER_MARGINS).fit_scored(
         train, _redrawn(test, 3), 0
     )
     assert [d.choices for d in again] == [d.choices for d in decisions]
     assert [s.safe_point for s in again_scores] == [s.safe_point for s in scores]
-    moved = SafePointFitter(inner, tuple(table.pool.ids)).fit_scored(_redrawn(train, 4), test, 0)[1]
+    moved = SafePointFitter(inner, tuple(table.pool.ids), CLASSIFIER_MARGINS).fit_scored(
+        _redrawn(train, 4), test, 0
+    )[1]
     assert [s.safe_point for s in moved] != [s.safe_point for s in scores]
 
 
@@ -190,9 +192,9 @@ def test_checkpoint_carries_the_point_evaluate_chooses_and_route_honours_it(tmp_
     ckpt = fit_baseline(name, train, table.pool.ids, 0, _source())
     assert ckpt.safe_point is not None
     # The same rule as evaluate's fit on the same train tasks.
-    scores = SafePointFitter(BaselineFitter(table.pool.ids), tuple(table.pool.ids)).fit_scored(
-        train, train[:3], 0
-    )[1]
+    scores = SafePointFitter(
+        BaselineFitter(table.pool.ids), tuple(table.pool.ids), CLASSIFIER_MARGINS
+    ).fit_scored(train, train[:3], 0)[1]
     assert ckpt.safe_point == next(s.safe_point for s in scores if s.name == name)
 
     tasks = list(train[:30])

@@ -217,7 +217,7 @@ def choose(
     candidates: Sequence[SafeCandidate],
     scores: RouterScores,
     train: Sequence[TaskRecord],
-    margins: Margins = CLASSIFIER_MARGINS,
+    margins: Margins,
 ) -> SafePoint:
     """The default point of a router fitted on `train` (`scores`: its scores there) from the estimates:
     its native route if above `margins.default`, else the cheapest model. Every candidate is stored, each
@@ -238,7 +238,7 @@ def choose(
     return point.model_copy(update={"choice": "cheapest", "model": model})
 
 
-def keeps_native(candidates: Sequence[SafeCandidate], margin: float = MARGIN) -> bool:
+def keeps_native(candidates: Sequence[SafeCandidate], margin: float) -> bool:
     """The default rule: the native route when its estimate is the best of `DEFAULT_CANDIDATES` (ties to
     it) and above `margin`; else the cheapest model."""
     defaults = [c for c in candidates if c.name in DEFAULT_CANDIDATES]
@@ -280,7 +280,7 @@ def share_estimate(point: SafePoint, share: float) -> SafeCandidate | None:
     return next((c for c in point.candidates if c.name == f"dial:{share:g}"), None)
 
 
-def honoured(estimate: SafeCandidate, margin: float = DIAL_MARGIN) -> bool:
+def honoured(estimate: SafeCandidate, margin: float) -> bool:
     """A dial point is routed at only when its inner estimate beats the mix by more than `margin`."""
     return estimate.gap > margin
 
@@ -336,7 +336,7 @@ class SafePointFitter:
     """The wrapped fitter; it has `fit_scored`."""
     model_ids: tuple[str, ...]
     """The pool's model ids."""
-    margins: Margins = CLASSIFIER_MARGINS
+    margins: Margins
     """The wrapped kind's margins (`RouterKind.fit.margins`)."""
 
     def __call__(self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int) -> list[Decisions]:
@@ -356,9 +356,7 @@ class SafePointFitter:
         return moved, [replace(s, safe_point=points[s.name]) for s in scores]
 
 
-def with_safe_point(
-    fitter: object, model_ids: Sequence[str], margins: Margins = CLASSIFIER_MARGINS
-) -> object:
+def with_safe_point(fitter: object, model_ids: Sequence[str], margins: Margins) -> object:
     """`fitter` at its safe default point under `margins` when it gives scores (`fit_scored`), else
     `fitter` itself."""
     if getattr(fitter, "fit_scored", None) is None:

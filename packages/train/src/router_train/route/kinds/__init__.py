@@ -64,12 +64,11 @@ def fitters_for(request: FitRequest) -> list[Fitter]:
     report's rows. With `request.safe_point`, each one that scores its models routes at its safe default
     point under its kind's margins (`scoring.safe_point.with_safe_point`, `Fit.margins`)."""
     kinds = sorted(KINDS.values(), key=lambda k: not k.fit.reference)
+    fitted = [(k, f) for k in kinds if k.fit.fitters is not None for f in k.fit.fitters(request)]
+    if not request.safe_point:
+        return [f for _, f in fitted]
     pool = request.table.pool.ids
-    fitters = []
-    for k in kinds:
-        for f in k.fit.fitters(request) if k.fit.fitters is not None else []:
-            fitters.append(cast(Fitter, with_safe_point(f, pool, k.fit.margins)) if request.safe_point else f)
-    return fitters
+    return [cast(Fitter, with_safe_point(f, pool, k.fit.margins)) for k, f in fitted]
 
 
 def references_for(request: ReferenceRequest) -> list[Fitter]:
