@@ -364,9 +364,18 @@ def test_the_estimates_are_computed_again_only_when_the_outcomes_change() -> Non
 def test_without_chromium_the_browser_test_skips_naming_the_install_line_or_fails_in_ci(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    # Whatever this machine has: its chromedriver is found (a stand-in executable), its chromium is not.
+    driver = tmp_path / "chromedriver"
+    driver.write_text("#!/bin/sh\n")
+    driver.chmod(0o755)
+    monkeypatch.setattr(headless_browser, "CHROMEDRIVER", (str(driver),))
     monkeypatch.setattr(headless_browser, "CHROMIUM", (str(tmp_path / "no-chromium"),))
     assert headless_browser.browser_problem() == (
         "chromium not installed: sudo apt-get install -y chromium chromium-driver"
+    )
+    monkeypatch.setattr(headless_browser, "CHROMEDRIVER", (str(tmp_path / "no-chromedriver"),))
+    assert headless_browser.browser_problem() == (
+        "chromium and chromedriver not installed: sudo apt-get install -y chromium chromium-driver"
     )
     monkeypatch.delenv(required_service.REQUIRE_SERVICES_VAR, raising=False)
     with pytest.raises(pytest.skip.Exception, match="apt-get install -y chromium chromium-driver"):
