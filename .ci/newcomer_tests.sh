@@ -1,26 +1,39 @@
 #!/usr/bin/env bash
 # The README's test command as a newcomer runs it: `./pants test ::` (the fast tier) on a machine where
-# nothing installed bubblewrap, and none of CI's test variables are set. It must pass, with the agent
-# sandbox's tests skipped, each naming the install line (packages/env/tests/system_tools.py), so a
-# newcomer's red suite cannot hide behind CI's green one (CI installs bubblewrap for its own test step).
+# nothing installed the system tools some tests need (bubblewrap for the agent sandbox, PostgreSQL and
+# Chromium for the team-service tests), and none of CI's test variables are set. It must pass, with
+# those tests skipped, each naming its install line (packages/env/tests/system_tools.py,
+# packages/train/tests/required_service.py), so a newcomer's red suite cannot hide behind CI's green one.
+# It is CI's one run of the fast tier: `.ci/run` then runs what skipped here (marked `system`) with the
+# tools required, and the end-to-end tier, and checks that every test skipped here passed there.
 #
-# Where `bwrap` is installed (CI, after its install step) it is hidden: in a private mount namespace,
-# /dev/null (not executable) is bound over each `bwrap` on PATH and on os.defpath (where Python's
-# shutil.which looks when a process has no PATH). Pants runs without its daemon there: a daemon started
-# outside the namespace would run the tests where bwrap is still visible. As root that needs only
-# `unshare --mount`; otherwise a user namespace maps this user to root for the mounts.
+# Where the tools are installed (CI, after its install steps) they are hidden: in a private mount
+# namespace, /dev/null (not executable) is bound over each `bwrap`, `chromium`, `chromedriver`, `initdb`
+# and `pg_ctl` on PATH, on os.defpath (where Python's shutil.which looks when a process has no PATH) and
+# under /usr/lib/postgresql (where the PostgreSQL tests look). Pants runs without its daemon there: a
+# daemon started outside the namespace would run the tests where the tools are still visible. As root
+# that needs only `unshare --mount`; otherwise a user namespace maps this user to root for the mounts.
 #
-# `--force`: Pants' cache cannot tell a machine with bwrap from one without (the tests' inputs are the
-# same), so an earlier run's results must not be replayed. Reports go to their own folder.
+# `--force`: Pants' cache cannot tell a machine with the tools from one without (the tests' inputs are
+# the same), so an earlier run's results must not be replayed. Reports go to their own folder.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 reports=dist/newcomer/reports
+tools=(bwrap chromium chromedriver initdb pg_ctl)
 
-# Where the tests look for bwrap: shutil.which on PATH, or on os.defpath where a process has no PATH.
-# (bash's `command -v` is no test: it names a non-executable file where it finds no executable one.)
-bwrap_visible() {
-  python3 -c 'import os, shutil, sys; sys.exit(not any(shutil.which("bwrap", path=p) for p in (None, os.defpath)))'
+# The tools still visible as the tests look for them: shutil.which on PATH or on os.defpath, or an
+# executable under /usr/lib/postgresql. (bash's `command -v` is no test: it names a non-executable file
+# where it finds no executable one.)
+visible_tools() {
+  python3 - "${tools[@]}" <<'PY'
+import glob, os, shutil, sys
+for tool in sys.argv[1:]:
+    where = [shutil.which(tool, path=p) for p in (None, os.defpath)]
+    where += [p for p in glob.glob(f"/usr/lib/postgresql/*/bin/{tool}") if os.access(p, os.X_OK)]
+    if any(where):
+        print(tool)
+PY
 }
 
 run_tests() {
@@ -30,72 +43,40 @@ run_tests() {
 }
 
 if [ "${1-}" = "--hide" ]; then
-  # Inside the private mount namespace (below): cover each bwrap, then run the tests.
+  # Inside the private mount namespace (below): cover each tool, then run the tests.
   shift
   for path in "$@"; do
     mount --bind /dev/null "$path"
   done
-  if bwrap_visible; then
-    echo "bwrap is still visible: the newcomer check cannot hide it" >&2
+  still=$(visible_tools)
+  if [ -n "$still" ]; then
+    echo "still visible: $still; the newcomer check cannot hide them" >&2
     exit 1
   fi
   run_tests
   exit
 fi
 
-bwraps=()
+found=()
 IFS=: read -r -a dirs <<<"$PATH:/bin:/usr/bin"
-for dir in "${dirs[@]}"; do
-  if [ -n "$dir" ] && [ -f "$dir/bwrap" ] && [ -x "$dir/bwrap" ]; then
-    real=$(realpath "$dir/bwrap")
-    case " ${bwraps[*]-} " in *" $real "*) ;; *) bwraps+=("$real") ;; esac
-  fi
+for tool in "${tools[@]}"; do
+  for path in "${dirs[@]/%//$tool}" /usr/lib/postgresql/*/bin/"$tool"; do
+    if [ "$path" != "/$tool" ] && [ -f "$path" ] && [ -x "$path" ]; then
+      real=$(realpath "$path")
+      case " ${found[*]-} " in *" $real "*) ;; *) found+=("$real") ;; esac
+    fi
+  done
 done
 
-if [ ${#bwraps[@]} -eq 0 ]; then
-  echo "no bwrap on this machine: running as is"
+if [ ${#found[@]} -eq 0 ]; then
+  echo "none of ${tools[*]} on this machine: running as is"
   run_tests
 else
-  echo "hiding ${bwraps[*]} in a private mount namespace"
+  echo "hiding ${found[*]} in a private mount namespace"
   userns=()
   [ "$(id -u)" -eq 0 ] || userns=(--user --map-root-user)
-  unshare "${userns[@]}" --mount --propagation private -- "$PWD/.ci/newcomer_tests.sh" --hide "${bwraps[@]}"
+  unshare "${userns[@]}" --mount --propagation private -- "$PWD/.ci/newcomer_tests.sh" --hide "${found[@]}"
 fi
 
-# It passed (Pants exits non-zero on any failure); now check the sandbox's tests skipped, saying why.
-python3 - "$reports" <<'PY'
-import glob
-import sys
-import xml.etree.ElementTree as ET
-
-INSTALL = "apt-get install -y bubblewrap"
-# A test that runs the sandbox in the fast tier: it must be among the skipped.
-MUST_SKIP = ("test_env_sandbox", "test_one_command_sees_its_repository_and_nothing_else")
-
-reports = glob.glob(f"{sys.argv[1]}/*.xml")
-passed = failed = 0
-skipped: list[tuple[str, str, str]] = []
-for path in reports:
-    for case in ET.parse(path).getroot().iter("testcase"):
-        module = case.get("classname", "").split(".")[-1]
-        if case.find("failure") is not None or case.find("error") is not None:
-            failed += 1
-        elif (skip := case.find("skipped")) is not None:
-            skipped.append((module, case.get("name", ""), skip.get("message", "")))
-        else:
-            passed += 1
-print(f"newcomer: {len(reports)} pytest runs: {passed} passed, {failed} failed, {len(skipped)} skipped")
-for module, name, message in sorted(skipped):
-    print(f"  skipped {module}::{name}: {message}")
-problems = []
-if failed or passed == 0:
-    problems.append(f"{failed} failed, {passed} passed")
-if not any((m, n) == MUST_SKIP for m, n, _ in skipped):
-    problems.append(f"{'::'.join(MUST_SKIP)} did not skip (was bubblewrap hidden?)")
-unnamed = [f"{m}::{n}" for m, n, msg in skipped if "bubblewrap" in msg and INSTALL not in msg]
-if unnamed:
-    problems.append(f"skipped without naming `{INSTALL}`: {', '.join(unnamed)}")
-for problem in problems:
-    print(f"newcomer check failed: {problem}", file=sys.stderr)
-sys.exit(1 if problems else 0)
-PY
+# It passed (Pants exits non-zero on any failure); now check the tools' tests skipped, naming the line.
+python3 .ci/test_reports.py newcomer "$reports"

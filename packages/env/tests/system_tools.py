@@ -63,11 +63,13 @@ def require_bwrap() -> None:
 
 
 def needs_bwrap(test: Callable[P, R]) -> Callable[P, R]:
-    """Decorator for a test that runs the agent sandbox: `require_bwrap()` before the test body."""
+    """Decorator for a test that runs the agent sandbox: `require_bwrap()` before the test body, and the
+    `system` mark (pyproject.toml), by which `.ci/run` runs it again with the sandbox required."""
 
     @functools.wraps(test)  # keeps the signature pytest reads the test's fixtures from
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
         require_bwrap()
         return test(*args, **kwargs)
 
-    return run
+    marked: Callable[P, R] = pytest.mark.system(run)
+    return marked

@@ -36,7 +36,9 @@ START_TIMEOUT_S = 60
 
 
 def _bin_dir() -> Path | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    # Executable ones only: a file that cannot be run is no PostgreSQL (`.ci/newcomer_tests.sh` hides
+    # Debian's by binding /dev/null over it).
+    found = sorted(p for p in glob.glob("/usr/lib/postgresql/*/bin/initdb") if os.access(p, os.X_OK))
     if found:
         return Path(found[-1]).parent
     initdb = shutil.which("initdb")
@@ -50,7 +52,7 @@ def postgres_problem() -> str | None:
     except ImportError:
         return "psycopg is not installed (3rdparty/python/requirements.txt lists it)"
     bin_dir = _bin_dir()
-    if bin_dir is None or not (bin_dir / "pg_ctl").exists():
+    if bin_dir is None or not os.access(bin_dir / "pg_ctl", os.X_OK):
         return f"PostgreSQL's initdb and pg_ctl are not installed: {POSTGRES_INSTALL}"
     if os.geteuid() == 0:
         try:

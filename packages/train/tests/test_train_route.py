@@ -4,7 +4,10 @@ tasks exactly as evaluate's code path does for the same fitted router; bad input
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -63,6 +66,25 @@ def _pool_toml(path: Path, ids: list[str]) -> Path:
 
 def _new_tasks() -> list[TaskInput]:
     return [issue_task(text, repo) for repo, text in NEW_ISSUES]
+
+
+def test_routing_with_a_checkpoint_imports_neither_verifiers_nor_openai(grpo_checkpoint):
+    # `route` and `serve` with a local checkpoint start in ~1.3 s; importing verifiers (~3 s) or openai
+    # (~0.5 s) only to build prompts or endpoint clients they never use made every `route` call 5 s.
+    script = (
+        "import sys\n"
+        "import router_train.cli, router_train.serve.app\n"
+        "from router_train.route import CheckpointSpec, TaskInput, load_router\n"
+        f"router = load_router(CheckpointSpec(checkpoint={str(grpo_checkpoint)!r}))\n"
+        "router.route(TaskInput(instance_id='a__b-1', repo='a/b', problem_statement='It breaks.'))\n"
+        "print(sorted(m for m in ('verifiers', 'openai') if m in sys.modules))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def test_grpo_checkpoint_routes_as_evaluate(grpo_checkpoint, table, eval_ids, tmp_path, capsys):

@@ -227,6 +227,7 @@ def strongest_in_cli(cli: dict[str, Any]) -> tuple[str, float, float]:
     )
 
 
+@pytest.mark.system  # a real Chromium
 def test_the_dashboard_in_a_browser_shows_the_feedback_figures(
     tmp_path: Path, checkpoint: Path, stubs: Any
 ) -> None:

@@ -167,6 +167,7 @@ def test_missing_postgres_skips_naming_the_install_line_and_fails_in_ci(
 # --- the PostgreSQL store ------------------------------------------------------------------------
 
 
+@pytest.mark.system  # a real PostgreSQL
 def test_postgres_store_contract(postgres: PostgresServer) -> None:  # noqa: F811
     url = fresh_database(postgres, "contract")
     one, two = open_store(url), open_store(url)  # two replicas' stores
@@ -200,6 +201,7 @@ def test_postgres_store_contract(postgres: PostgresServer) -> None:  # noqa: F81
         again.close()
 
 
+@pytest.mark.system  # a real PostgreSQL
 def test_postgres_store_survives_a_database_restart(postgres: PostgresServer) -> None:  # noqa: F811
     url = fresh_database(postgres, "restart")
     store = open_store(url)
@@ -229,6 +231,7 @@ def test_postgres_store_survives_a_database_restart(postgres: PostgresServer) ->
 # --- replicas ------------------------------------------------------------------------------------
 
 
+@pytest.mark.system  # a real PostgreSQL
 def test_replicas_share_decisions_and_outcomes(
     tmp_path: Path,
     checkpoint: Path,
@@ -280,6 +283,7 @@ def test_replicas_share_decisions_and_outcomes(
     assert sorted(logged) == sorted(models)
 
 
+@pytest.mark.system  # a real PostgreSQL
 def test_a_replica_without_its_database_serves_held_tasks_and_503s_new_ones(
     tmp_path: Path,
     checkpoint: Path,

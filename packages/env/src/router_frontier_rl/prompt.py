@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import verifiers.v1 as vf
+from typing import TYPE_CHECKING
 
 from router_frontier_rl.capabilities import CapabilitySummary
 from router_frontier_rl.route_parser import format_route
 from router_oracle.table import TaskRecord
 from router_oracle.task_input import TaskInput
+
+if TYPE_CHECKING:
+    import verifiers.v1 as vf
 
 MAX_EXAMPLE_CHARS = 2_000
 """Few-shot problem statements are cut to this length: they show the format, not the task."""
@@ -59,6 +61,10 @@ def messages(task: TaskInput, examples: Sequence[TaskRecord] = ()) -> str | list
     oracle) when `examples` is non-empty."""
     if not examples:
         return user_prompt(task)
+    # Imported here: verifiers takes ~3 s to import, and `route`/`serve` with a local checkpoint import
+    # this module without ever building few-shot messages.
+    import verifiers.v1 as vf
+
     shots: list[vf.Message] = []
     for ex in examples:
         shots += [

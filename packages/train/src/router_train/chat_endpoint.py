@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from router_oracle.infra.cli_runner import CommandError
+
+if TYPE_CHECKING:
+    import openai
 
 
 class EndpointError(CommandError):
@@ -20,6 +21,10 @@ class EndpointError(CommandError):
 def chat_client(base_url: str, api_key: str, timeout_s: float, max_retries: int) -> openai.OpenAI:
     """The client: its own bounded retries (exponential backoff) on HTTP 408/409/429/5xx, timeouts and
     connection errors; an empty key is sent as "EMPTY" (local servers want some key)."""
+    # Imported where a client is made: `route` and `serve` with a local checkpoint import this module
+    # (through the endpoint router) and never need openai's 0.5 s import.
+    import openai
+
     return openai.OpenAI(
         base_url=base_url, api_key=api_key or "EMPTY", timeout=timeout_s, max_retries=max_retries
     )
@@ -36,6 +41,8 @@ def ask_once(
 ) -> str:
     """The reply's text to `messages` (empty when the server sent no content); a failure after the client's
     retries is an `EndpointError` whose one line starts with `where` (the endpoint and the task)."""
+    import openai  # already imported by `chat_client`, which made `client`
+
     retries = client.max_retries
     try:
         completion = client.chat.completions.create(
