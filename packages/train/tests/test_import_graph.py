@@ -26,6 +26,8 @@ LAZY_IMPORTS = {
     ("router_train.evaluate.forked", "multiprocessing"): "only when fits run in parallel",
     ("router_frontier_rl.repo_access", "verifiers"): "the harness class, only for repo_access tasks",
     ("router_train.hosted.self_hosted", "uv"): "the bundled uv binary, only when none is on PATH",
+    ("router_frontier_rl.prompt", "verifiers"): "few-shot messages only; `route`/`serve` never build them",
+    ("router_train.chat_endpoint", "openai"): "an endpoint's client only; `route`/`serve` with a checkpoint",
 }
 """(module, top-level package it imports inside a function) -> why that import is lazy."""
 
