@@ -9,7 +9,7 @@ because importing it here, at the top, is exactly the slow part the handler must
 Before anything imports numpy, BLAS is given one thread (where the user has not chosen a number): the
 matrices here are small (at most 500 tasks by a few hundred runs), where OpenBLAS's threads cost more
 than they save (`router-train fit irt` 14.3 s -> 9.0 s, `evaluate --irt` with its forked fold workers
-29.8 s -> 11.9 s on 2 cores; docs/benchmarks.md "BLAS threads"), and a fit's last digits would
+29.8 s -> 11.9 s on 2 cores; docs/benchmarks.md "Seventh pass"), and a fit's last digits would
 otherwise depend on the machine's core count (the IRT checkpoint's weights did, at 1e-14).
 """
 
