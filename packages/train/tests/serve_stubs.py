@@ -25,7 +25,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from router_train.local import LocalTrainConfig, train_local
+from router_train.local.config import LocalTrainConfig
+from router_train.local.trainer import train_local
 from router_train.route import CheckpointSpec, Router, bundled_tasks, load_router
 from router_train.serve import build_app, read_config
 

@@ -24,7 +24,7 @@ from router_oracle.table import OracleTable, TaskRecord
 from router_oracle.table_check import load_table
 from router_train import text_features
 from router_train.evaluate.fitted import LocalFitter
-from router_train.local import LocalTrainConfig
+from router_train.local.config import LocalTrainConfig
 from router_train.local.grpo import AdamW, batch_rows, logits_gradient, sample_actions
 from router_train.local.lockstep import fit_policies
 from router_train.local.row_batch import take_rows

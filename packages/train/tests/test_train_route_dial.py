@@ -131,7 +131,7 @@ def test_dial_is_evaluates_rule_and_explain_shows_dialled_scores(grpo_checkpoint
     )
     bundled = bundled_tasks()
     tasks = [bundled[t.instance_id] for t in train_records[:40]]
-    from router_train.local import load_policy
+    from router_train.local.checkpoint import load_policy
 
     logits = load_policy(grpo_checkpoint).logits(list(tasks))
     picks = apply_dial(logits, np.asarray(router.point.calibration.model_costs), 0.7)

@@ -35,7 +35,7 @@ from router_train.evaluate.cross_harness_text import CALIBRATION_PNG
 from router_train.evaluate.report import PLOT_PNG
 from router_train.evaluate.run import REPORT_JSON, REPORT_MD, default_local_routers
 from router_train.evaluate.traces import traces_name
-from router_train.local import LocalTrainConfig
+from router_train.local.config import LocalTrainConfig
 from router_train.local_options import config_from_options
 
 

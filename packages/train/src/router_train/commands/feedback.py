@@ -47,7 +47,7 @@ from router_train.offpolicy.from_log import (
 )
 from router_train.offpolicy.shift import shifts
 from router_train.offpolicy.summary import model_summaries, sorted_outcomes, summary_table
-from router_train.route.kinds import RefitRequest, Refitted, RouterKind, refit_kind
+from router_train.fitting import Fit, RefitRequest, Refitted, refit_kind
 from router_train.route.task import bundled_tasks, read_task_file
 from router_train.serve.export import FeedbackInputError, ServeRecords, long_table_lines, read_records
 
@@ -163,7 +163,7 @@ def _texts(options: Options, data: LoggedTasks) -> list[TaskInput]:
     return task_texts(data, lambda: {t.instance_id: t for t in read_task_file(tasks)}, f"--tasks {tasks}")
 
 
-def _refit(options: Options, kind: RouterKind, data: LoggedTasks, texts: list[TaskInput]) -> Refitted:
+def _refit(options: Options, kind: Fit, data: LoggedTasks, texts: list[TaskInput]) -> Refitted:
     """`--refit` through its kind's hook, refused when a model's logged rate departs from the prior."""
     assert options.refit is not None and kind.refit is not None
     logged = data.logged

@@ -28,7 +28,8 @@ from router_train.irt.checkpoint import IRT_NAME
 from router_train.irt.fit_command import fit_irt
 from router_train.irt.router import IrtConfig, check_enough_tasks
 from router_train.local.trainer import BUNDLED_TABLE_NAME
-from router_train.route.baseline_checkpoint import BASELINE_NAMES, fit_baseline
+from router_train.fitting.baseline_fit import fit_baseline
+from router_train.route.baseline_checkpoint import BASELINE_NAMES
 from router_train.scoring.baselines import BALANCED_LOGREG_NAME, LOGREG_NAME
 from router_train.task_features import load_task_features
 
