@@ -230,7 +230,8 @@ def test_one_torn_line_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     with log.open("a", encoding="utf-8") as fh:
         fh.write(lines[1][:25])  # a crash cut the final line
     assert main(["feedback", str(log)]) == 0
-    _one_line(capsys, "skipped 1 torn line(s)", f"(line {len(lines) + 1})")
+    notice = _one_line(capsys, "skipped 1 torn line(s)", f"(line {len(lines) + 1})")
+    assert notice.startswith(f"router-train feedback: {log}: ")  # the command's prefix, as its errors
     # serve reopening the log fences the torn tail; what it writes next is readable, the fragment reported
     opened = DecisionLog(log)
     assert opened.fenced == 25
@@ -285,6 +286,38 @@ def test_refusals_come_before_anything_is_written(tmp_path: Path, capsys: pytest
     assert main(["feedback", str(log), "--refit", str(baseline), "-o", str(tmp_path / "b")]) == 2
     _one_line(capsys, "baseline.json", "cannot be refitted from traffic", "--refit takes: irt")
     assert not (tmp_path / "b").exists()
+
+
+def test_the_long_table_of_several_checkpoints_needs_no_checkpoint_sha(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # After a hot refit the log holds two checkpoints' decisions; the export depends on neither (issue 55).
+    log = tmp_path / "decisions.jsonl"
+    lines = _log(log)
+    other = [
+        record_line(_decision(100 + i, sha="2" * 64)) + record_line(_outcome(100 + i)) for i in range(12)
+    ]
+    log.write_text("".join(lines + other), encoding="utf-8")
+    out = tmp_path / "long.jsonl"
+    assert main(["feedback", str(log), "--long-table", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert f"42 tasks decided, 42 with an outcome; wrote {out}" in captured.out
+    assert "from 2 router checkpoints (sha256 1111111111111111, 2222222222222222): no off-policy estimates;" in (
+        captured.out
+    )
+    assert "off-policy estimates on" not in captured.out
+    rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 42 and {r["task_id"] for r in rows} == {f"t{i}" for i in [*range(30), *range(100, 112)]}
+    # the same table as with the checkpoint named
+    named = tmp_path / "named.jsonl"
+    assert main(["feedback", str(log), "--long-table", str(named), "--checkpoint-sha", "2222"]) == 0
+    assert named.read_bytes() == out.read_bytes()
+    # what estimates one policy still needs it, and writes nothing
+    out.unlink()
+    assert main(["feedback", str(log), "--long-table", str(out), "--candidate", str(log)]) == 2
+    _one_line(capsys, "2 router checkpoints", "--checkpoint-sha")
+    assert not out.exists()
 
 
 def test_mixed_checkpoints_and_absurd_costs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -39,6 +39,7 @@ from router_train.commands import summary
 from router_train.offpolicy.estimators import BOOTSTRAP, MIN_TRIED
 from router_train.offpolicy.from_log import (
     LoggedTasks,
+    SeveralCheckpoints,
     candidate_picks,
     estimate_all,
     estimates_table,
@@ -187,13 +188,19 @@ def _refit(options: Options, kind: Fit, data: LoggedTasks, texts: list[TaskInput
     return refitted
 
 
-def _report(records: ServeRecords, data: LoggedTasks, long_table: Path | None) -> list[str]:
-    """The summary: per model, the outcome sources, what the estimates read."""
+def _summary(records: ServeRecords, long_table: Path | None) -> list[str]:
+    """Per model, the tasks and outcomes, the outcome sources: what needs no checkpoint."""
     outcomes = sorted_outcomes(records)
     out = [summary_table(model_summaries(records))]
     wrote = f"; wrote {long_table}" if long_table is not None else ""
     out.append(f"{len(records.decisions)} tasks decided, {len(outcomes)} with an outcome{wrote}\n")
     out.append(sources_line(records))
+    return out
+
+
+def _report(records: ServeRecords, data: LoggedTasks, long_table: Path | None) -> list[str]:
+    """The summary: per model, the outcome sources, what the estimates read."""
+    out = _summary(records, long_table)
     which = data.checkpoint_sha256 or "none (an LLM router, or decisions without a checkpoint)"
     out.append(f"decisions of router checkpoint sha256 {which}")
     out.append(
@@ -206,6 +213,17 @@ def _report(records: ServeRecords, data: LoggedTasks, long_table: Path | None) -
     return out
 
 
+def _export_alone(options: Options, records: ServeRecords, table: str, several: SeveralCheckpoints) -> int:
+    """`--long-table` from the decisions of several checkpoints (after a hot refit) with none named: the
+    export and the summary, which depend on no checkpoint; no estimates, said in one line."""
+    assert options.long_table is not None
+    write_text_atomic(options.long_table, table)
+    out = _summary(records, options.long_table)
+    out.append(f"{several.detail}: no off-policy estimates; --checkpoint-sha SHA estimates one of them\n")
+    print("".join(out), end="")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     options = options_of(Options, args)
     _check_outputs(options)
@@ -214,12 +232,18 @@ def run(args: argparse.Namespace) -> int:
     if records.torn:
         lines = ", ".join(map(str, records.torn))
         print(
-            f"{options.log}: skipped {len(records.torn)} torn line(s) a crash cut mid-write (line {lines})",
+            f"router-train feedback: {options.log}: skipped {len(records.torn)} torn line(s) a crash cut "
+            f"mid-write (line {lines})",
             file=sys.stderr,
         )
     outcomes = sorted_outcomes(records)
     table = long_table_lines(outcomes, str(options.log)) if options.long_table is not None else None
-    data = logged_tasks(records, str(options.log), options.checkpoint_sha)
+    try:
+        data = logged_tasks(records, str(options.log), options.checkpoint_sha)
+    except SeveralCheckpoints as several:
+        if table is None or options.candidate or kind is not None:
+            raise  # estimates, candidates and refits are of one policy: name it
+        return _export_alone(options, records, table, several)
     out = _report(records, data, options.long_table)
     n = len(data.logged.served)
     if n == 0 and kind is not None:
