@@ -25,7 +25,6 @@ import time
 from pathlib import Path
 
 import httpx
-
 from serve_harness import TOKEN, TOKEN_ENV, StubUpstream, free_port, write_config
 
 HERE = Path(__file__).resolve().parents[3]
@@ -36,14 +35,21 @@ SOURCES = ("packages/oracle/src", "packages/env/src", "packages/train/src")
 
 COUNT = (
     "import sys, router_train.commands.serve; "
-    "print(sum(n.split('.')[0] in ('router_train', 'router_oracle', 'router_frontier_rl') for n in sys.modules))"
+    "first = ('router_train', 'router_oracle', 'router_frontier_rl'); "
+    "print(sum(n.split('.')[0] in first for n in sys.modules))"
 )
 """Prints the first-party modules `import router_train.commands.serve` loads."""
 
 
 def _env(root: Path) -> dict[str, str]:
     path = os.pathsep.join(str(root / s) for s in SOURCES)
-    return {**os.environ, "PYTHONPATH": path, TOKEN_ENV: TOKEN, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    return {
+        **os.environ,
+        "PYTHONPATH": path,
+        TOKEN_ENV: TOKEN,
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+    }
 
 
 def _chat() -> dict[str, object]:
@@ -88,7 +94,9 @@ def _train(tmp: Path) -> Path:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=5, help="serve starts per source tree")
     parser.add_argument("--checkpoint", type=Path, default=None, help="a router-train local checkpoint")
     parser.add_argument(
@@ -119,7 +127,8 @@ def main() -> int:
             print(
                 f"  serve start -> /health 200: median {statistics.median(health):.2f} s "
                 f"(min {min(health):.2f}, max {max(health):.2f}); -> first chat answered: median "
-                f"{statistics.median(first):.2f} s (min {min(first):.2f}, max {max(first):.2f}); {len(times)} runs"
+                f"{statistics.median(first):.2f} s (min {min(first):.2f}, max {max(first):.2f}); "
+                f"{len(times)} runs"
             )
     print(f"load average (1/5/15 min): {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0

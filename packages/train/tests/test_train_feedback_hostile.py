@@ -303,12 +303,15 @@ def test_the_long_table_of_several_checkpoints_needs_no_checkpoint_sha(
     captured = capsys.readouterr()
     assert captured.err == ""
     assert f"42 tasks decided, 42 with an outcome; wrote {out}" in captured.out
-    assert "from 2 router checkpoints (sha256 1111111111111111, 2222222222222222): no off-policy estimates;" in (
-        captured.out
+    assert (
+        "from 2 router checkpoints (sha256 1111111111111111, 2222222222222222): no off-policy estimates;"
+        in (captured.out)
     )
     assert "off-policy estimates on" not in captured.out
     rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
-    assert len(rows) == 42 and {r["task_id"] for r in rows} == {f"t{i}" for i in [*range(30), *range(100, 112)]}
+    assert len(rows) == 42 and {r["task_id"] for r in rows} == {
+        f"t{i}" for i in [*range(30), *range(100, 112)]
+    }
     # the same table as with the checkpoint named
     named = tmp_path / "named.jsonl"
     assert main(["feedback", str(log), "--long-table", str(named), "--checkpoint-sha", "2222"]) == 0

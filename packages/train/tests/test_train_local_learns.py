@@ -9,8 +9,7 @@ from router_oracle.table_check import load_table
 from router_oracle.tie_rule import pick_for_task
 from router_train.local.checkpoint import load_policy
 from router_train.local.config import LocalTrainConfig
-from router_train.local.trainer import train_local
-from router_train.local.trainer import fit_policy
+from router_train.local.trainer import fit_policy, train_local
 
 
 def test_beats_uniform_random_on_held_out_tasks(tmp_path):

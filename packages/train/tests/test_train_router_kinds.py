@@ -26,11 +26,6 @@ from router_train.cli import main
 from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.run import Source, evaluate, read_table
 from router_train.evaluate_anypool.fits import FIXED_NAMES
-from router_train.irt.fitter import IrtFitter
-from router_train.irt.router import IrtConfig, fit_irt_router
-from router_train.local.config import LocalTrainConfig
-from router_train.local.fitter import LocalFitter
-from router_train.route import CheckpointSpec, TaskInput, load_router
 from router_train.fitting import (
     FITS,
     Fit,
@@ -44,6 +39,11 @@ from router_train.fitting import (
     references_for,
 )
 from router_train.fitting import fit as fit_module
+from router_train.irt.fitter import IrtFitter
+from router_train.irt.router import IrtConfig, fit_irt_router
+from router_train.local.config import LocalTrainConfig
+from router_train.local.fitter import LocalFitter
+from router_train.route import CheckpointSpec, TaskInput, load_router
 from router_train.route.kinds import KINDS, Checkpoint, kind_of
 from router_train.route.kinds import kind as kind_module
 from router_train.scoring.baseline_fitter import BalancedLogregFitter, BaselineFitter
@@ -110,7 +110,10 @@ def test_a_checkpoint_stores_its_kinds_margins(checkpoint: Path) -> None:
     if kind.name == "local-anypool":  # routes pools it never saw: no train-task estimate to store
         assert safe is None
         return
-    assert (safe["margin"], safe["dial_margin"]) == (FITS[kind.kind].margins.default, FITS[kind.kind].margins.dial)
+    assert (safe["margin"], safe["dial_margin"]) == (
+        FITS[kind.kind].margins.default,
+        FITS[kind.kind].margins.dial,
+    )
 
 
 def test_every_kind_routes_as_the_argmax_of_its_scores(checkpoint: Path, eval_tasks: list[TaskInput]) -> None:

@@ -18,9 +18,9 @@ from router_oracle.table import ModelOutcome, RunOutcome, TaskRecord
 from router_oracle.table_check import load_table
 from router_train.checkpoint_io import save_checkpoint
 from router_train.fit_source import FitSource
-from router_train.local.config import LocalTrainConfig
-from router_train.fitting.baseline_fit import fit_baseline
 from router_train.fitting import FITS, FitRequest, fitters_for
+from router_train.fitting.baseline_fit import fit_baseline
+from router_train.local.config import LocalTrainConfig
 from router_train.route.load import load_router
 from router_train.route.spec import CheckpointSpec
 from router_train.scoring.baseline_fitter import BaselineFitter

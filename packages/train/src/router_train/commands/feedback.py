@@ -36,6 +36,7 @@ from router_oracle.task_input import TaskInput
 from router_train.checkpoint_io import dumps_checkpoint
 from router_train.cli_args import field_flag, options_of
 from router_train.commands import summary
+from router_train.fitting import Fit, RefitRequest, Refitted, refit_kind
 from router_train.offpolicy.estimators import BOOTSTRAP, MIN_TRIED
 from router_train.offpolicy.from_log import (
     LoggedTasks,
@@ -48,7 +49,6 @@ from router_train.offpolicy.from_log import (
 )
 from router_train.offpolicy.shift import shifts
 from router_train.offpolicy.summary import model_summaries, sorted_outcomes, summary_table
-from router_train.fitting import Fit, RefitRequest, Refitted, refit_kind
 from router_train.route.task import bundled_tasks, read_task_file
 from router_train.serve.export import FeedbackInputError, ServeRecords, long_table_lines, read_records
 

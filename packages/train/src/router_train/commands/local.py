@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from router_train.local import heldout, trainer
 from router_train.cli_args import field_flag
 from router_train.commands import summary
+from router_train.local import heldout, trainer
 from router_train.local.config import LocalTrainConfig
 from router_train.local_options import add_training_arguments, config_from_args
 

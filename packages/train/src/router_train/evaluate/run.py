@@ -39,13 +39,13 @@ from router_train.evaluate.report import (
     render_markdown,
 )
 from router_train.evaluate.traces import read_traces
+from router_train.fitting import FitRequest, fitters_for
 from router_train.irt.router import IrtConfig, check_enough_tasks
 from router_train.local.config import LocalTrainConfig
 from router_train.report_files import publish_files
-from router_train.fitting import FitRequest, fitters_for
-from router_train.route.kinds import kind_of
 from router_train.route.kinds import baseline as baseline_kind
 from router_train.route.kinds import irt as irt_kind
+from router_train.route.kinds import kind_of
 from router_train.route.kinds import local as local_kind
 from router_train.scoring import baselines
 from router_train.scoring.calibration import held_out_calibration
@@ -401,8 +401,9 @@ def _externals(d: _Design, pool: Sequence[str], config: EvaluateConfig, notes: l
 def _fitters(
     table: OracleTable, shown: str, d: _Design, config: EvaluateConfig, notes: list[str]
 ) -> list[Fitter]:
-    """The learned routers fitted in every partition: each kind's entry of the fitting registry (`fitting.FITS`).
-    `shown`: the table's path as given (the user finds the file by it), for a too-few-tasks refusal."""
+    """The learned routers fitted in every partition: each kind's entry of the fitting registry
+    (`fitting.FITS`). `shown`: the table's path as given (the user finds the file by it), for a
+    too-few-tasks refusal."""
     local_routers = config.local_routers
     if local_routers is None:
         local_routers = default_local_routers() if config.include_baselines else []

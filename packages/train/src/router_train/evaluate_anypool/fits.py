@@ -32,9 +32,9 @@ from typing import cast
 
 from router_oracle.derive import CandidateIndex
 from router_oracle.table import TaskRecord
-from router_train.anypool.policy import PoolView
 from router_train.anypool.heldout import ROUTER_NAME as ANYPOOL_NAME
 from router_train.anypool.irt_inputs import AnyPoolIrtState
+from router_train.anypool.policy import PoolView
 from router_train.anypool.trainer import ScoreCache
 from router_train.evaluate.design import Partition
 from router_train.evaluate.dial import RouterScores

@@ -83,7 +83,9 @@ def refit_kind(path: Path) -> Fit:
     fit = FITS[kind_of(path).kind]
     if fit.refit is None:
         able = ", ".join(k.name for k in FITS.values() if k.refit is not None)
-        raise RouteError(f"{path}: a {fit.name} checkpoint cannot be refitted from traffic (--refit takes: {able})")
+        raise RouteError(
+            f"{path}: a {fit.name} checkpoint cannot be refitted from traffic (--refit takes: {able})"
+        )
     return fit
 
 

@@ -161,7 +161,6 @@ class Refitted:
     """Per pool model, the traffic against the prior."""
 
 
-
 @dataclass(frozen=True)
 class Fit:
     """How a kind is fitted: the command that writes its checkpoint, evaluate's fitters of it, its refit

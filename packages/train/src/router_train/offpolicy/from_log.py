@@ -66,7 +66,8 @@ class SeveralCheckpoints(FeedbackInputError):
     def __init__(self, source: str, detail: str) -> None:
         super().__init__(f"{source}: {detail}; give --checkpoint-sha SHA to estimate one of them")
         self.detail = detail
-        """What was found, without the file: `the outcomes' decisions come from N router checkpoints (...)`."""
+        """What was found, without the file (`the outcomes' decisions come from N router checkpoints
+        (sha256 ...)`)."""
 
 
 def checkpoint_of(records: ServeRecords, source: str, checkpoint_sha: str | None) -> str | None:
