@@ -32,6 +32,12 @@ LAZY_IMPORTS = {
     ("router_train.hosted.self_hosted", "uv"): "the bundled uv binary, only when none is on PATH",
     ("router_frontier_rl.prompt", "verifiers"): "few-shot messages only; `route`/`serve` never build them",
     ("router_train.chat_endpoint", "openai"): "an endpoint's client only; `route`/`serve` with a checkpoint",
+    ("router_train.text_features", "sklearn"): "a hand-made vocabulary's refusal only; the analyzer is ours",
+    (
+        "router_train.local.features",
+        "sklearn",
+    ): "the `hashed` text mode only; `tfidf` (the default) reads none",
+    ("router_train.irt.model", "scipy"): "scipy.optimize's L-BFGS when fitting; routing reads fitted params",
 }
 """(module, top-level package it imports inside a function) -> why that import is lazy."""
 
@@ -257,6 +263,8 @@ def test_a_serving_process_loads_no_trainer_fitter_or_evaluation(grpo_checkpoint
     loaded = set(done.stdout.split())
     assert "router_train.route.kinds.local" in loaded
     assert _forbidden(loaded) == [] and "numba" not in loaded
+    # nor scikit-learn (with scipy.stats and pandas, most of the start): a TF-IDF checkpoint reads none
+    assert "sklearn" not in loaded
 
 
 def test_the_reach_follows_imports_transitively() -> None:

@@ -179,6 +179,20 @@ def test_word_counts_are_the_vectorizers(bundled: OracleTable) -> None:
     assert counts.fit_vocabulary([], 2, 10)[0] == []
 
 
+def test_the_word_analyzer_is_the_vectorizers(bundled: OracleTable) -> None:
+    # `text_features` tokenises without scikit-learn (routing does not import it): the same words.
+    analyze = CountVectorizer().build_analyzer()
+    edge = [
+        "",
+        "a b",
+        "Ünïcode ÉCOLE straße İstanbul ǅemal",
+        "x_1 __init__ 3.14 don't foo-bar",
+        "日本語 テスト",
+    ]
+    for text in [*_texts(bundled.tasks), *edge]:
+        assert list(text_features._words(text)) == analyze(text)
+
+
 def test_tfidf_of_a_hand_made_vocabulary_still_goes_through_the_vectorizer() -> None:
     with pytest.raises(ValueError):  # the vectorizer's own refusal of a repeated word
         text_features.tfidf_matrix(make_table(4).tasks, ["issue", "issue"], [1.0, 1.0])
