@@ -33,10 +33,7 @@ LAZY_IMPORTS = {
     ("router_frontier_rl.prompt", "verifiers"): "few-shot messages only; `route`/`serve` never build them",
     ("router_train.chat_endpoint", "openai"): "an endpoint's client only; `route`/`serve` with a checkpoint",
     ("router_train.text_features", "sklearn"): "a hand-made vocabulary's refusal only; the analyzer is ours",
-    (
-        "router_train.local.features",
-        "sklearn",
-    ): "the `hashed` text mode only; `tfidf` (the default) reads none",
+    ("router_train.local.features", "sklearn"): "the `hashed` text mode only; `tfidf` reads none",
     ("router_train.irt.model", "scipy"): "scipy.optimize's L-BFGS when fitting; routing reads fitted params",
 }
 """(module, top-level package it imports inside a function) -> why that import is lazy."""
