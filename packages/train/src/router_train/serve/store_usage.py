@@ -1,0 +1,70 @@
+"""A task's usage sums as the store keeps them (`TaskUsage`), and answers' usage summed per task before it
+is written (`summed`: a batch of answers is one row update per task)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import Field
+
+from router_oracle.infra.frozen_model import FrozenModel
+from router_train.serve.records import UsageRecord
+
+USAGE_COLUMNS = ("requests", "unreported", "prompt_tokens", "completion_tokens", "priced", "cost")
+"""The usage table's summed columns, in `TaskUsage`'s order."""
+
+
+class TaskUsage(FrozenModel):
+    """A task's routed requests' usage, summed (the store's `usage` row)."""
+
+    requests: int = 0
+    """Upstream answers to the task's routed requests (successful ones)."""
+    unreported: int = 0
+    """Of those, answers that reported no `usage` (their tokens are unknown)."""
+    prompt_tokens: int = 0
+    """Prompt tokens, summed over the answers that reported usage."""
+    completion_tokens: int = 0
+    """Completion tokens, summed likewise."""
+    priced: int = 0
+    """Answers priced: usage reported by a model with prices."""
+    cost: float = Field(default=0.0, ge=0)
+    """USD, summed over the priced answers."""
+
+    @classmethod
+    def of_row(cls, row: Sequence[Any] | None) -> TaskUsage:
+        """The usage of a store's `SELECT {USAGE_COLUMNS}` row (all zero for a task without one)."""
+        return cls() if row is None else cls(**dict(zip(USAGE_COLUMNS, row, strict=True)))
+
+    @property
+    def proxy_cost(self) -> float | None:
+        """The task's cost as the proxy priced it; None when no answer of it was priced."""
+        return self.cost if self.priced else None
+
+    def row(self) -> tuple[int, int, int, int, int, float]:
+        """The values of `USAGE_COLUMNS`, in order."""
+        return (self.requests, self.unreported, self.prompt_tokens, self.completion_tokens, self.priced, self.cost)
+
+
+def one_answer(record: UsageRecord) -> TaskUsage:
+    """One answer's contribution to its task's sums."""
+    reported = record.prompt_tokens is not None and record.completion_tokens is not None
+    return TaskUsage(
+        requests=1,
+        unreported=0 if reported else 1,
+        prompt_tokens=record.prompt_tokens or 0,
+        completion_tokens=record.completion_tokens or 0,
+        priced=0 if record.cost is None else 1,
+        cost=record.cost or 0.0,
+    )
+
+
+def summed(records: Iterable[UsageRecord]) -> dict[str, TaskUsage]:
+    """Task key -> the answers' sums, tasks in first-seen order."""
+    sums: dict[str, list[float]] = {}
+    for record in records:
+        add = one_answer(record).row()
+        have = sums.setdefault(record.task, [0] * len(USAGE_COLUMNS))
+        for i, v in enumerate(add):
+            have[i] += v
+    return {task: TaskUsage.of_row(v) for task, v in sums.items()}
