@@ -104,9 +104,11 @@ class SqlStore:
 
     def get(self, task: str) -> str | None:
         model = self._models.get(task)
-        if model is not None or self.dialect.preload:
+        if model is not None:
             return model
         check_text(task, "task")
+        if self.dialect.preload:
+            return None
         row = self._one("SELECT model FROM decisions WHERE task = ?", (task,))
         if row is None:
             return None
