@@ -20,6 +20,7 @@ import psycopg
 import pytest
 from postgres_server import PostgresServer, fresh_database, postgres  # noqa: F401  (the fixture)
 
+from router_train.serve.export import read_records
 from router_train.serve.feedback import parse_feedback
 from router_train.serve.identity import RequestError
 from router_train.serve.records import DecisionRecord, OutcomeRecord, UsageRecord
@@ -162,6 +163,9 @@ def test_every_operation_of_the_store(fresh: Fresh) -> None:
         assert again_open.get("t1") == "m3" and again_open.usage("t1").requests == 3
     finally:
         again_open.close()
+    records = read_records(location)  # as `feedback STORE` reads it: the latest revision per task
+    assert records.decisions["t1"].model == "m3" and records.outcomes["t1"].revision == 1
+    assert [(o.task, o.revision) for o in records.history] == [("t1", 0), ("t1", 1), ("t2", 0)]
 
 
 def test_both_backends_keep_the_same_fields(fresh: Fresh) -> None:
