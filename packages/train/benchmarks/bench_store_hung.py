@@ -30,17 +30,27 @@ from router_train.serve.store_open import open_store
 
 def _decision(task: str) -> DecisionRecord:
     return DecisionRecord(
-        router="r", instance_id=f"i-{task}", model="m1", time="2026-01-01T00:00:00.000Z", task=task,
-        latency_ms=1.0, router_model="m1", propensity=1.0,
+        router="r",
+        instance_id=f"i-{task}",
+        model="m1",
+        time="2026-01-01T00:00:00.000Z",
+        task=task,
+        latency_ms=1.0,
+        router_model="m1",
+        propensity=1.0,
     )
 
 
 def _outcome(task: str) -> OutcomeRecord:
-    return OutcomeRecord(time="2026-01-01T00:00:01.000Z", task=task, instance_id=f"i-{task}", model="m1", resolved=True)
+    return OutcomeRecord(
+        time="2026-01-01T00:00:01.000Z", task=task, instance_id=f"i-{task}", model="m1", resolved=True
+    )
 
 
 def _usage(task: str) -> UsageRecord:
-    return UsageRecord(time="2026-01-01T00:00:02.000Z", task=task, model="m1", prompt_tokens=1, completion_tokens=1)
+    return UsageRecord(
+        time="2026-01-01T00:00:02.000Z", task=task, model="m1", prompt_tokens=1, completion_tokens=1
+    )
 
 
 def _timed_refusal(call: object) -> float:
@@ -59,7 +69,9 @@ def main() -> int:
     args = p.parse_args()
     ok = True
     with cluster() as server:
-        store = open_store(StoreConfig(location=fresh_database(server, "hung"), timeout=args.timeout))
+        store = open_store(
+            StoreConfig.model_validate({"location": fresh_database(server, "hung"), "timeout": args.timeout})
+        )
         acked: list[str] = []
         usage_acked = 0
         try:

@@ -132,7 +132,9 @@ def test_every_operation_of_the_store(fresh: Fresh) -> None:
         store.put(decision("t1", "m3", instance="shared"))  # replaced: the model left the pool
         assert store.get("t1") == "m3" and len(store) == 2
         kept = store.decision("t2")
-        assert kept is not None and kept.explored and kept.propensity == 0.5 and store.decision("nope") is None
+        assert (
+            kept is not None and kept.explored and kept.propensity == 0.5 and store.decision("nope") is None
+        )
         assert store.tasks_named("t1") == ["t1"] and store.tasks_named("shared") == ["t1", "t2"]
         assert store.tasks_named("nobody") == []
         # Usage: one answer, then a batch in one transaction; unreported and unpriced answers counted.
@@ -143,7 +145,7 @@ def test_every_operation_of_the_store(fresh: Fresh) -> None:
         assert u.cost == pytest.approx(0.5) and u.proxy_cost == pytest.approx(0.5)
         assert store.usage("t2").requests == 1 and store.usage("nope").proxy_cost is None
         store.add_usages([])
-        # Outcomes: idempotent by (task, revision); a different report at a taken revision gets the stored one.
+        # Outcomes: idempotent by (task, revision); another report at a taken revision gets the stored one.
         assert store.record_outcome(outcome("t1", True)) is None
         again = store.record_outcome(outcome("t1", True))
         assert again is not None and again.resolved is True
@@ -151,7 +153,11 @@ def test_every_operation_of_the_store(fresh: Fresh) -> None:
         assert other is not None and other.resolved is True
         assert store.record_outcome(outcome("t1", False, revision=1, source="grader")) is None
         latest = store.outcome("t1")
-        assert latest is not None and (latest.revision, latest.resolved, latest.source) == (1, False, "grader")
+        assert latest is not None and (latest.revision, latest.resolved, latest.source) == (
+            1,
+            False,
+            "grader",
+        )
         assert store.record_outcome(outcome("t2", True)) is None
         assert [(o.task, o.revision) for o in store.outcome_history()] == [("t1", 0), ("t1", 1), ("t2", 0)]
         assert [(o.task, o.revision) for o in store.outcomes()] == [("t1", 1), ("t2", 0)]
@@ -232,10 +238,14 @@ def test_a_foreign_table_is_refused_naming_it(fresh: Fresh) -> None:
 # --- older stores ------------------------------------------------------------------------------------
 
 
-OLD_DECISIONS = "CREATE TABLE decisions (task TEXT PRIMARY KEY, model TEXT NOT NULL, router TEXT NOT NULL, time TEXT NOT NULL{})"
+OLD_DECISIONS = (
+    "CREATE TABLE decisions (task TEXT PRIMARY KEY, model TEXT NOT NULL, router TEXT NOT NULL, "
+    "time TEXT NOT NULL{})"
+)
 OLD_USAGE = (
     "CREATE TABLE usage (task TEXT PRIMARY KEY, requests INTEGER NOT NULL, unreported INTEGER NOT NULL, "
-    "prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, priced INTEGER NOT NULL, cost REAL NOT NULL)"
+    "prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, priced INTEGER NOT NULL, "
+    "cost REAL NOT NULL)"
 )
 
 
@@ -245,17 +255,26 @@ def old_sqlite_store(path: Path, *, records: bool, revisions: bool) -> None:
         db.execute(OLD_DECISIONS.format(", record TEXT, instance_id TEXT" if records else ""))
         db.execute(OLD_USAGE)
         if revisions:
-            db.execute("CREATE TABLE outcomes (task TEXT NOT NULL, revision INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (task, revision))")
+            db.execute(
+                "CREATE TABLE outcomes (task TEXT NOT NULL, revision INTEGER NOT NULL, record TEXT NOT NULL, "
+                "PRIMARY KEY (task, revision))"
+            )
         else:
             db.execute("CREATE TABLE outcomes (task TEXT PRIMARY KEY, record TEXT NOT NULL)")
         if records:
             d = decision("t1", "m1", explored=True)
-            db.execute("INSERT INTO decisions VALUES (?, ?, ?, ?, ?, ?)", ("t1", "m1", "r", d.time, d.model_dump_json(), d.instance_id))
+            db.execute(
+                "INSERT INTO decisions VALUES (?, ?, ?, ?, ?, ?)",
+                ("t1", "m1", "r", d.time, d.model_dump_json(), d.instance_id),
+            )
         else:
             db.execute("INSERT INTO decisions VALUES ('t1', 'm1', 'r', '2025-01-01T00:00:00Z')")
         db.execute("INSERT INTO usage VALUES ('t1', 2, 0, 10, 10, 2, 0.5)")
         o = outcome("t1", True, source="grader").model_dump_json()
-        db.execute("INSERT INTO outcomes VALUES (?, 0, ?)" if revisions else "INSERT INTO outcomes VALUES (?, ?)", ("t1", o))
+        db.execute(
+            "INSERT INTO outcomes VALUES (?, 0, ?)" if revisions else "INSERT INTO outcomes VALUES (?, ?)",
+            ("t1", o),
+        )
 
 
 @pytest.mark.parametrize("records, revisions", [(True, True), (True, False), (False, False)])
@@ -289,19 +308,30 @@ def test_a_version_1_postgres_store_migrates(postgres: PostgresServer) -> None: 
         conn.execute("CREATE TABLE serve_schema (version INTEGER NOT NULL)")
         conn.execute("INSERT INTO serve_schema VALUES (1)")
         conn.execute(
-            "CREATE TABLE decisions (task TEXT PRIMARY KEY, model TEXT NOT NULL, router TEXT NOT NULL, time TEXT "
-            "NOT NULL, instance_id TEXT, explored BOOLEAN NOT NULL, checkpoint_sha256 TEXT, record TEXT NOT NULL)"
+            "CREATE TABLE decisions (task TEXT PRIMARY KEY, model TEXT NOT NULL, router TEXT NOT NULL, "
+            "time TEXT NOT NULL, instance_id TEXT, explored BOOLEAN NOT NULL, checkpoint_sha256 TEXT, "
+            "record TEXT NOT NULL)"
         )
-        conn.execute("INSERT INTO decisions VALUES ('t1', 'm1', 'r', 'x', 'inst-t1', false, NULL, %s)", (d.model_dump_json(),))
+        conn.execute(
+            "INSERT INTO decisions VALUES ('t1', 'm1', 'r', 'x', 'inst-t1', false, NULL, %s)",
+            (d.model_dump_json(),),
+        )
         conn.execute(OLD_USAGE.replace("REAL", "DOUBLE PRECISION"))  # type: ignore[arg-type]
-        conn.execute("CREATE TABLE outcomes (task TEXT NOT NULL, revision INTEGER NOT NULL, source TEXT NOT NULL, record TEXT NOT NULL, PRIMARY KEY (task, revision))")
+        conn.execute(
+            "CREATE TABLE outcomes (task TEXT NOT NULL, revision INTEGER NOT NULL, source TEXT NOT NULL, "
+            "record TEXT NOT NULL, PRIMARY KEY (task, revision))"
+        )
     store = open_store(url)
     try:
         assert store.get("t1") == "m1" and [x.task for x in store.decisions()] == ["t1"]
     finally:
         store.close()
     assert raw_rows(url, "SELECT max(version) FROM serve_schema") == [(SCHEMA_VERSION,)]
-    nullable = raw_rows(url, "SELECT is_nullable FROM information_schema.columns WHERE table_name = 'decisions' AND column_name = 'record'")
+    nullable = raw_rows(
+        url,
+        "SELECT is_nullable FROM information_schema.columns "
+        "WHERE table_name = 'decisions' AND column_name = 'record'",
+    )
     assert nullable == [("YES",)]
 
 
@@ -311,7 +341,9 @@ def test_a_version_1_postgres_store_migrates(postgres: PostgresServer) -> None: 
 @pytest.mark.system  # a real PostgreSQL, stopped with SIGSTOP
 def test_a_hung_postgres_is_given_up_within_the_timeout_and_recovers(postgres: PostgresServer) -> None:  # noqa: F811
     timeout = 1.0
-    store = open_store(StoreConfig(location=fresh_database(postgres, "hung"), timeout=timeout))
+    store = open_store(
+        StoreConfig.model_validate({"location": fresh_database(postgres, "hung"), "timeout": timeout})
+    )
     try:
         store.claim(decision("held", "m1"))
         store.add_usage(usage("held", 1, 0.1))

@@ -63,8 +63,15 @@ def seed_store(url: str) -> None:
     try:
         store.claim(
             DecisionRecord(
-                router="r", instance_id="i1", model="gpt-5.5", time="2026-01-01T00:00:00.000Z", task="t1",
-                latency_ms=1.0, router_model="gpt-5.5", propensity=1.0, checkpoint_sha256="a" * 64,
+                router="r",
+                instance_id="i1",
+                model="gpt-5.5",
+                time="2026-01-01T00:00:00.000Z",
+                task="t1",
+                latency_ms=1.0,
+                router_model="gpt-5.5",
+                propensity=1.0,
+                checkpoint_sha256="a" * 64,
             )
         )
         store.record_outcome(

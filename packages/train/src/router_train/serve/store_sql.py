@@ -12,6 +12,7 @@ be counted twice). Every call is bounded by the store's timeout (`store_link`).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -32,8 +33,7 @@ _DECISION_COLUMNS = "task, model, router, time, instance_id, explored, checkpoin
 _INSERT_DECISION = f"INSERT INTO decisions ({_DECISION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 _ADD_USAGE = (
     f"INSERT INTO usage (task, {', '.join(USAGE_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (task) DO UPDATE SET "
-    + ", ".join(f"{c} = usage.{c} + excluded.{c}" for c in USAGE_COLUMNS)
+    "ON CONFLICT (task) DO UPDATE SET " + ", ".join(f"{c} = usage.{c} + excluded.{c}" for c in USAGE_COLUMNS)
 )
 LATEST_OUTCOMES = (
     "SELECT record FROM outcomes AS o WHERE revision = "
@@ -202,7 +202,8 @@ class SqlStore:
     def usage(self, task: str) -> TaskUsage:
         """The task's usage sums (all zero for a task without answers)."""
         check_text(task, "task")
-        return TaskUsage.of_row(self._one(f"SELECT {', '.join(USAGE_COLUMNS)} FROM usage WHERE task = ?", (task,)))
+        query = f"SELECT {', '.join(USAGE_COLUMNS)} FROM usage WHERE task = ?"
+        return TaskUsage.of_row(self._one(query, (task,)))
 
     # --- outcomes ----------------------------------------------------------------------------------
 
@@ -210,8 +211,9 @@ class SqlStore:
         """Commit the outcome at its (task, revision) unless that revision exists: then the row stored
         there is returned, and nothing written (two writers racing for a revision: one wins)."""
         row = (record.task, record.revision, record.source, _json(record, "outcome"))
-        for value, what in ((record.task, "task"), (record.instance_id, "instance_id"), (record.source, "source")):
-            check_text(value, what)
+        check_text(record.task, "task")
+        check_text(record.instance_id, "instance_id")
+        check_text(record.source, "source")
         insert = self.dialect.sql(
             "INSERT INTO outcomes (task, revision, source, record) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (task, revision) DO NOTHING"
@@ -247,10 +249,8 @@ class SqlStore:
     def close(self) -> None:
         """Write the usage still waiting (when the database answers), then release the connection."""
         if self._pending and self._link.available:
-            try:
+            with contextlib.suppress(StoreUnavailable):  # it stays in memory; nothing else can be done
                 self._link.run(self._write_pending)
-            except StoreUnavailable:
-                pass
         self._link.close()
 
 

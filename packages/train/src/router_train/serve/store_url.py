@@ -122,7 +122,7 @@ def masked(url: str) -> str:
         userinfo = userinfo.partition(":")[0] + ":" + MASK
     params = []
     for param in query.lstrip("?").split("&") if query else []:
-        key, eq, value = param.partition("=")
+        key, eq, _ = param.partition("=")
         params.append(f"{key}={MASK}" if key.lower() == "password" and eq else param)
     shown_query = "?" + "&".join(params) if query else ""
     return scheme + (userinfo + "@" if userinfo or "@" in url.partition("?")[0] else "") + rest + shown_query

@@ -43,7 +43,8 @@ class TaskUsage(FrozenModel):
 
     def row(self) -> tuple[int, int, int, int, int, float]:
         """The values of `USAGE_COLUMNS`, in order."""
-        return (self.requests, self.unreported, self.prompt_tokens, self.completion_tokens, self.priced, self.cost)
+        counts = (self.requests, self.unreported, self.prompt_tokens, self.completion_tokens, self.priced)
+        return (*counts, self.cost)
 
 
 def one_answer(record: UsageRecord) -> TaskUsage:
