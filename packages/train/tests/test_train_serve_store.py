@@ -20,6 +20,7 @@ import psycopg
 import pytest
 from postgres_server import PostgresServer, fresh_database, postgres  # noqa: F401  (the fixture)
 
+from router_train.serve.config import ServeConfigError, read_config
 from router_train.serve.export import read_records
 from router_train.serve.feedback import parse_feedback
 from router_train.serve.identity import RequestError
@@ -389,3 +390,21 @@ def test_store_location_scheme_case_and_masking() -> None:
     assert StoreConfig.model_validate("x.sqlite").timeout == 2.0
     table = StoreConfig.model_validate({"location": "POSTGRES://h/d", "timeout": 0.5})
     assert table.location.url == "postgresql://h/d" and table.timeout == 0.5
+
+
+def test_the_config_takes_a_store_string_or_a_store_table(tmp_path: Path) -> None:
+    head = '[router]\ncheckpoint = "c.json"\n[upstreams.m1]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+    cfg = tmp_path / "serve.toml"
+    cfg.write_text('store = "POSTGRESQL://serve:pw@db/router"\n' + head, encoding="utf-8")
+    store = read_config(cfg).store
+    assert store.location.url == "postgresql://serve:pw@db/router" and store.timeout == 2.0
+    cfg.write_text(head + '[store]\nlocation = "state/d.sqlite"\ntimeout = 0.25\n', encoding="utf-8")
+    store = read_config(cfg).store
+    assert store.location.path == Path("state/d.sqlite") and store.timeout == 0.25
+    for bad in ("timeout = 0", 'timeout = "soon"', "location = 5"):
+        cfg.write_text(head + f"[store]\n{bad}\n", encoding="utf-8")
+        with pytest.raises(ServeConfigError, match=r"store\.(timeout|location)") as refused:
+            read_config(cfg)
+        assert "\n" not in str(refused.value)
+    cfg.write_text(head, encoding="utf-8")
+    assert read_config(cfg).store.location.path == Path("serve-state/decisions.sqlite")
