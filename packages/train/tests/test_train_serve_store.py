@@ -393,7 +393,9 @@ def test_store_location_scheme_case_and_masking() -> None:
 
 
 def test_the_config_takes_a_store_string_or_a_store_table(tmp_path: Path) -> None:
-    head = '[router]\ncheckpoint = "c.json"\n[upstreams.m1]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+    head = (
+        '[router]\ncheckpoint = "c.json"\n[upstreams.m1]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+    )
     cfg = tmp_path / "serve.toml"
     cfg.write_text('store = "POSTGRESQL://serve:pw@db/router"\n' + head, encoding="utf-8")
     store = read_config(cfg).store

@@ -13,6 +13,7 @@ import os
 from collections.abc import Sequence
 from typing import Protocol
 
+from router_train.serve.identity import RequestError
 from router_train.serve.records import DecisionRecord, OutcomeRecord, UsageRecord
 from router_train.serve.store_url import StoreLocation, masked
 from router_train.serve.store_usage import TaskUsage
@@ -32,9 +33,10 @@ class StoreSchemaError(ValueError):
     """A database or file whose tables are not serve's (one line naming the table): refused at open."""
 
 
-class InvalidStoreText(ValueError):
+class InvalidStoreText(RequestError):
     """Text a database cannot hold (a NUL, a lone surrogate) in a task key, an instance_id or a record:
-    refused before it reaches the database, the same on both backends (the app answers 400)."""
+    refused before it reaches the database, the same on both backends. A `RequestError`: the app
+    answers it 400, as any request it cannot serve as sent."""
 
 
 class Store(Protocol):

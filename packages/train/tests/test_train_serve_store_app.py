@@ -1,4 +1,5 @@
-"""No output of `serve` or `feedback` shows a store's password, whatever form it is given in (the URL's
+"""The store seen from outside: text no database holds is a 400 on both backends (the app, before the
+database), and no output of `serve` or `feedback` shows a store's password, whatever form it is given in (the URL's
 userinfo, a `?password=` parameter, $PGPASSWORD), against a database that cannot be reached and a real
 one; an upper-case scheme is PostgreSQL, never a file named after the URL.
 
@@ -12,14 +13,24 @@ import os
 import signal
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import tomli_w
 from postgres_server import PostgresServer, fresh_database, postgres  # noqa: F401  (the fixture)
-from serve_stubs import free_port, running_upstreams, trained_checkpoint, wait_until_serving, write_config
+from serve_stubs import (
+    free_port,
+    proxy_app,
+    running_upstreams,
+    serving,
+    trained_checkpoint,
+    wait_until_serving,
+    write_config,
+)
 
 from router_train.cli import main
 from router_train.serve.records import DecisionRecord, OutcomeRecord
@@ -138,3 +149,30 @@ def serve_outputs(cfg: Path, url: str) -> list[str]:
         printed, _ = proc.communicate(timeout=60)
     assert "store postgresql://postgres" in printed
     return [health, printed]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.system)])
+def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "state.sqlite")
+    return fresh_database(request.getfixturevalue("postgres"), "text")
+
+
+def test_text_no_database_holds_is_a_400_on_both_backends(
+    tmp_path: Path, checkpoint: Path, stubs: Any, store_location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STORE_APP_TEST_FEEDBACK", "fb")
+    cfg = write_config(tmp_path / "serve.toml", checkpoint, stubs)
+    doc = tomllib.loads(cfg.read_text(encoding="utf-8"))
+    doc.update(store=store_location, feedback={"token_env": "STORE_APP_TEST_FEEDBACK"})
+    cfg.write_text(tomli_w.dumps(doc), encoding="utf-8")
+    auth = {"authorization": "Bearer fb", "content-type": "application/json"}
+    with serving(proxy_app(cfg)) as server, httpx.Client(timeout=30) as client:
+        for task in ("a\\u0000b", "a\\ud800b"):
+            body = f'{{"task": "{task}", "resolved": true}}'.encode()
+            r = client.post(f"{server.url}/v1/feedback", content=body, headers=auth)
+            assert r.status_code == 400 and "\n" not in r.json()["error"]["message"]
+        chat = b'{"model": "router", "messages": [{"role": "user", "content": "fix it \\ud800"}]}'
+        r = client.post(f"{server.url}/v1/chat/completions", content=chat, headers=auth)
+        assert r.status_code == 400, r.text
+        assert client.get(f"{server.url}/health").json()["status"] == "ok"
