@@ -410,3 +410,20 @@ def test_the_config_takes_a_store_string_or_a_store_table(tmp_path: Path) -> Non
         assert "\n" not in str(refused.value)
     cfg.write_text(head, encoding="utf-8")
     assert read_config(cfg).store.location.path == Path("serve-state/decisions.sqlite")
+
+
+def test_a_locked_sqlite_store_is_unavailable_within_the_timeout(tmp_path: Path) -> None:
+    path = tmp_path / "locked.sqlite"
+    store = open_store(StoreConfig.model_validate({"location": str(path), "timeout": 0.2}))
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")  # another process writing: the file's write lock held
+        began = time.monotonic()
+        with pytest.raises(StoreUnavailable, match=r"did not answer within 0\.2 s"):
+            store.claim(decision("t1", "m1"))
+        assert time.monotonic() - began < 1.0 and store.available
+        holder.execute("ROLLBACK")
+        assert store.claim(decision("t1", "m1")).model == "m1"
+    finally:
+        holder.close()
+        store.close()

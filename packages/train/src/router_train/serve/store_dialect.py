@@ -26,8 +26,6 @@ class Dialect(Protocol):
     """How messages name the backend ("SQLite", "PostgreSQL")."""
     lost: tuple[type[BaseException], ...]
     """Errors after which the connection is dropped and a new one sought."""
-    busy: tuple[type[BaseException], ...]
-    """Errors of a database that is there but did not answer in time (locked, statement timeout)."""
     errors: tuple[type[BaseException], ...]
     """Every error of the database's driver."""
     preload: bool
@@ -52,13 +50,16 @@ class Dialect(Protocol):
     def socket(self, conn: Any) -> int | None:
         """The connection's socket (the watchdog shuts it down past the timeout); None: no socket."""
 
+    def busy(self, exc: BaseException) -> bool:
+        """Whether `exc` says the database is there but did not answer in time (locked, statement
+        timeout): the call fails as unavailable, the connection is kept."""
+
 
 class SQLiteDialect:
     """A SQLite file: WAL mode, `synchronous=NORMAL`, the busy timeout the store's timeout."""
 
     name = "SQLite"
     lost: tuple[type[BaseException], ...] = ()
-    busy: tuple[type[BaseException], ...] = (sqlite3.OperationalError,)
     errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
     preload = True
 
@@ -94,6 +95,9 @@ class SQLiteDialect:
     def socket(self, conn: sqlite3.Connection) -> int | None:
         return None
 
+    def busy(self, exc: BaseException) -> bool:
+        return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)  # past the busy timeout
+
 
 class PostgresDialect:
     """PostgreSQL through psycopg 3: `connect_timeout` and a server-side `statement_timeout` of the store's
@@ -101,7 +105,6 @@ class PostgresDialect:
 
     name = "PostgreSQL"
     lost: tuple[type[BaseException], ...] = (psycopg.OperationalError, psycopg.InterfaceError)
-    busy: tuple[type[BaseException], ...] = (psycopg.errors.QueryCanceled, psycopg.errors.LockNotAvailable)
     errors: tuple[type[BaseException], ...] = (psycopg.Error,)
     preload = False
 
@@ -140,6 +143,9 @@ class PostgresDialect:
             return int(conn.pgconn.socket)
         except psycopg.OperationalError:
             return None
+
+    def busy(self, exc: BaseException) -> bool:
+        return isinstance(exc, psycopg.errors.QueryCanceled | psycopg.errors.LockNotAvailable)
 
 
 def dialect_of(location: StoreLocation) -> Dialect:

@@ -71,9 +71,9 @@ class Watchdog:
                 if left > 0:
                     self._cond.wait(left)
                     continue
+                self._armed, self.fired = None, True  # before the blocked call wakes and reads it
                 with contextlib.suppress(OSError), socket.socket(fileno=os.dup(fd)) as s:
                     s.shutdown(socket.SHUT_RDWR)  # on the connection itself (a dup shares it)
-                self._armed, self.fired = None, True
 
 
 class Link:
@@ -129,7 +129,7 @@ class Link:
             if fired or isinstance(exc, self.dialect.lost):
                 self._lost(conn, self._not_answering() if fired else self._unreachable(exc))
                 raise StoreUnavailable(self._down) from None
-            if isinstance(exc, self.dialect.busy):
+            if self.dialect.busy(exc):
                 raise StoreUnavailable(self._not_answering()) from None
             raise
         finally:
