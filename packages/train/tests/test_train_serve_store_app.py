@@ -1,7 +1,7 @@
-"""The store seen from outside: text no database holds is a 400 on both backends (the app, before the
-database), and no output of `serve` or `feedback` shows a store's password, whatever form it is given in (the URL's
-userinfo, a `?password=` parameter, $PGPASSWORD), against a database that cannot be reached and a real
-one; an upper-case scheme is PostgreSQL, never a file named after the URL.
+"""The store seen from outside: text no database holds is a 400 on both backends (refused before the
+database), and no output of `serve` or `feedback` shows a store's password, whatever form it is given in
+(the URL's userinfo, a `?password=` parameter, $PGPASSWORD), against a database that cannot be reached and
+a real one; an upper-case scheme is PostgreSQL, never a file named after the URL.
 
 The real CLIs: `feedback` and a refused `serve` in-process (their stdout and stderr captured), a serving
 `serve` as a subprocess (its output and `/health` read).

@@ -193,9 +193,13 @@ class SqlStore:
         if not batch:
             return
         add = self.dialect.sql(_ADD_USAGE)
-        with self.dialect.transaction(conn):
-            for task, sums in summed(batch).items():
-                conn.execute(add, (task, *sums.row()))
+        rows = [(task, *sums) for task, sums in summed(batch).items()]
+        if len(rows) == 1:  # one statement is its own transaction
+            conn.execute(add, rows[0])
+        else:
+            with self.dialect.transaction(conn):
+                for row in rows:
+                    conn.execute(add, row)
         with self._pending_lock:
             del self._pending[: len(batch)]
 

@@ -41,31 +41,20 @@ class TaskUsage(FrozenModel):
         """The task's cost as the proxy priced it; None when no answer of it was priced."""
         return self.cost if self.priced else None
 
-    def row(self) -> tuple[int, int, int, int, int, float]:
-        """The values of `USAGE_COLUMNS`, in order."""
-        counts = (self.requests, self.unreported, self.prompt_tokens, self.completion_tokens, self.priced)
-        return (*counts, self.cost)
+
+Sums = list[float]
+"""The values of `USAGE_COLUMNS`, in order (counts, and the cost)."""
 
 
-def one_answer(record: UsageRecord) -> TaskUsage:
-    """One answer's contribution to its task's sums."""
-    reported = record.prompt_tokens is not None and record.completion_tokens is not None
-    return TaskUsage(
-        requests=1,
-        unreported=0 if reported else 1,
-        prompt_tokens=record.prompt_tokens or 0,
-        completion_tokens=record.completion_tokens or 0,
-        priced=0 if record.cost is None else 1,
-        cost=record.cost or 0.0,
-    )
-
-
-def summed(records: Iterable[UsageRecord]) -> dict[str, TaskUsage]:
-    """Task key -> the answers' sums, tasks in first-seen order."""
-    sums: dict[str, list[float]] = {}
-    for record in records:
-        add = one_answer(record).row()
-        have = sums.setdefault(record.task, [0] * len(USAGE_COLUMNS))
+def summed(records: Iterable[UsageRecord]) -> dict[str, Sums]:
+    """Task key -> the answers' sums (`USAGE_COLUMNS`' values), tasks in first-seen order. Plain numbers,
+    not `TaskUsage`s: this runs for every answer."""
+    sums: dict[str, Sums] = {}
+    for r in records:
+        reported = r.prompt_tokens is not None and r.completion_tokens is not None
+        add = (1, 0 if reported else 1, r.prompt_tokens or 0, r.completion_tokens or 0, r.cost is not None)
+        have = sums.setdefault(r.task, [0, 0, 0, 0, 0, 0.0])
         for i, v in enumerate(add):
             have[i] += v
-    return {task: TaskUsage.of_row(v) for task, v in sums.items()}
+        have[5] += r.cost or 0.0
+    return sums
