@@ -49,6 +49,10 @@ class Store(Protocol):
         """Whether the database is connected now (False: calls raise `StoreUnavailable` at once, decided
         tasks' models are still answered from memory, usage waits in memory)."""
 
+    @property
+    def reconnects(self) -> int:
+        """Connections re-made after one was lost (since the store was opened)."""
+
     def get(self, task: str) -> str | None:
         """The task's stored model; None when it has no decision."""
 

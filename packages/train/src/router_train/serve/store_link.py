@@ -164,8 +164,12 @@ class Link:
                     return
                 try:
                     self._guarded(conn, self._on_reconnect)
-                except StoreUnavailable:
-                    continue  # lost again while catching up: `_guarded` has closed it
+                except (StoreUnavailable, *self.dialect.errors) as exc:  # lost again, or refused: try again
+                    with contextlib.suppress(*self.dialect.errors, OSError):
+                        conn.close()
+                    if not isinstance(exc, StoreUnavailable):
+                        self._down = self._unreachable(exc)
+                    continue
                 self._conn = conn
                 self.reconnects += 1
             return
