@@ -34,7 +34,8 @@ from router_train.cli import main
 from router_train.serve import TASK_HEADER, TASK_ID_HEADER
 from router_train.serve.json_body import MAX_JSON_DEPTH
 from router_train.serve.records import DecisionRecord, OutcomeRecord, record_line
-from router_train.serve.store import DecisionLog, StickyStore
+from router_train.serve.store import DecisionLog
+from router_train.serve.store_open import open_store
 
 TOKENS = {
     "harness": ("HOSTILE_HARNESS_TOKEN", "tok-harness-1"),
@@ -156,7 +157,7 @@ def test_hostile_bodies_corrections_and_claimed_ids(
     err = capfd.readouterr().err
     assert "Traceback" not in err and "RecursionError" not in err
 
-    store = StickyStore(cfg.parent / "state" / "decisions.sqlite")
+    store = open_store(cfg.parent / "state" / "decisions.sqlite")
     try:
         assert [(o.revision, o.resolved) for o in store.outcome_history()] == [(0, True), (1, False)]
         latest = store.outcome(key)
@@ -360,7 +361,7 @@ def test_a_store_from_before_revisions_is_migrated(tmp_path: Path) -> None:
     with sqlite3.connect(path) as db:
         db.execute("CREATE TABLE outcomes (task TEXT PRIMARY KEY, record TEXT NOT NULL)")
         db.execute("INSERT INTO outcomes VALUES (?, ?)", ("k000", _outcome(0).model_dump_json()))
-    store = StickyStore(path)
+    store = open_store(path)
     try:
         assert [(o.task, o.revision) for o in store.outcome_history()] == [("k000", 0)]
         fix = _outcome(0, resolved=False).model_copy(update={"revision": 1, "source": "review"})

@@ -51,6 +51,7 @@ from router_train.offpolicy.shift import shifts
 from router_train.offpolicy.summary import model_summaries, sorted_outcomes, summary_table
 from router_train.route.task import bundled_tasks, read_task_file
 from router_train.serve.export import FeedbackInputError, ServeRecords, long_table_lines, read_records
+from router_train.serve.store_url import StoreLocation
 
 CHECKPOINT_NAME = "checkpoint.json"
 """`--refit`'s checkpoint in the output directory (what `route --checkpoint` and serve load)."""
@@ -61,8 +62,8 @@ REFIT_NAME = "refit.json"
 class Options(FrozenModel):
     """What `router-train feedback`'s flags fill."""
 
-    log: Path
-    """serve's decision log (JSONL) or store (.sqlite)"""
+    log: StoreLocation
+    """serve's decision log (JSONL) or store (.sqlite, .sqlite3, .db, or a postgresql:// URL)"""
     long_table: Path | None = None
     """write the outcomes as a long table (JSONL: task_id, model, resolved, cost) for router-oracle build"""
     candidate: list[Path] | None = None
@@ -136,7 +137,7 @@ def sources_line(records: ServeRecords) -> str:
 
 def _check_outputs(options: Options) -> None:
     """Every output path, before any input is read: a place a file can be written, not an input."""
-    inputs = [("LOG", options.log), ("--refit", options.refit), ("--tasks", options.tasks)]
+    inputs = [("LOG", options.log.path), ("--refit", options.refit), ("--tasks", options.tasks)]
     inputs += [("--candidate", c) for c in options.candidate or []]
     if options.long_table is not None:
         target = output_file(options.long_table)
@@ -175,7 +176,7 @@ def _refit(options: Options, kind: Fit, data: LoggedTasks, texts: list[TaskInput
             served=[logged.models[j] for j in logged.served],
             resolved=logged.resolved,
             cost=logged.cost,
-            log=str(options.log),
+            log=options.log.shown(),
         )
     )
     moved = shifts(refitted.evidence)
@@ -237,9 +238,9 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     outcomes = sorted_outcomes(records)
-    table = long_table_lines(outcomes, str(options.log)) if options.long_table is not None else None
+    table = long_table_lines(outcomes, options.log.shown()) if options.long_table is not None else None
     try:
-        data = logged_tasks(records, str(options.log), options.checkpoint_sha)
+        data = logged_tasks(records, options.log.shown(), options.checkpoint_sha)
     except SeveralCheckpoints as several:
         if table is None or options.candidate or kind is not None:
             raise  # estimates, candidates and refits are of one policy: name it

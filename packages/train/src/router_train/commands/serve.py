@@ -28,8 +28,8 @@ from router_train.route.operating_point import point_lines
 from router_train.route.router import ScoringRouter
 from router_train.serve import build_app, check_serves_pool, read_config
 from router_train.serve.app import Proxy, ReloadRefused
-from router_train.serve.store_api import masked
 from router_train.serve.store_open import open_store
+from router_train.serve.store_url import StoreLocation
 
 SHUTDOWN_GRACE_S = 5
 """After Ctrl-C, seconds requests in flight may still take before the server stops anyway."""
@@ -125,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
     options = options_of(Options, args)
     config = read_config(options.config)
     if options.store is not None:
-        config = config.model_copy(update={"store": options.store})
+        store = config.store.model_copy(update={"location": StoreLocation.parse(options.store)})
+        config = config.model_copy(update={"store": store})
     router = load_router(config.router)
     check_serves_pool(config, list(router.pool), options.config)
     # The store is opened (created or migrated) once here: a database that cannot be reached is one line
@@ -138,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"router-train serve: {line}", file=sys.stderr)
     print(
         f"router-train serve: router {router.name} over {', '.join(router.pool)} on "
-        f"http://{options.host}:{options.port}/v1 (model `router`; store {masked(config.store)}; "
+        f"http://{options.host}:{options.port}/v1 (model `router`; store {config.store.location.shown()}; "
         f"log {config.decision_log}; SIGHUP reloads the checkpoint)",
         file=sys.stderr,
     )
