@@ -77,6 +77,28 @@ LATEST_OUTCOMES = (
 """The query of every task's latest outcome revision (the store's and `export.read_store`'s)."""
 
 
+_ADD_USAGE = (
+    "INSERT INTO usage (task, requests, unreported, prompt_tokens, completion_tokens, priced, cost) "
+    "VALUES (?, 1, ?, ?, ?, ?, ?) ON CONFLICT (task) DO UPDATE SET "
+    "requests = requests + 1, unreported = unreported + excluded.unreported, "
+    "prompt_tokens = prompt_tokens + excluded.prompt_tokens, "
+    "completion_tokens = completion_tokens + excluded.completion_tokens, "
+    "priced = priced + excluded.priced, cost = cost + excluded.cost"
+)
+
+
+def _usage_row(record: UsageRecord) -> tuple[Any, ...]:
+    reported = record.prompt_tokens is not None and record.completion_tokens is not None
+    return (
+        record.task,
+        0 if reported else 1,
+        record.prompt_tokens or 0,
+        record.completion_tokens or 0,
+        0 if record.cost is None else 1,
+        record.cost or 0.0,
+    )
+
+
 class StoredError(ValueError):
     """A store file that is not serve's (one line naming it)."""
 
@@ -218,25 +240,25 @@ class StickyStore:
 
     def add_usage(self, record: UsageRecord) -> None:
         """Add one answer's usage to its task's sums (one transaction)."""
-        reported = record.prompt_tokens is not None and record.completion_tokens is not None
         with self._lock:
-            self._db.execute(
-                "INSERT INTO usage "
-                "(task, requests, unreported, prompt_tokens, completion_tokens, priced, cost) "
-                "VALUES (?, 1, ?, ?, ?, ?, ?) ON CONFLICT (task) DO UPDATE SET "
-                "requests = requests + 1, unreported = unreported + excluded.unreported, "
-                "prompt_tokens = prompt_tokens + excluded.prompt_tokens, "
-                "completion_tokens = completion_tokens + excluded.completion_tokens, "
-                "priced = priced + excluded.priced, cost = cost + excluded.cost",
-                (
-                    record.task,
-                    0 if reported else 1,
-                    record.prompt_tokens or 0,
-                    record.completion_tokens or 0,
-                    0 if record.cost is None else 1,
-                    record.cost or 0.0,
-                ),
-            )
+            self._db.execute(_ADD_USAGE, _usage_row(record))
+
+    def add_usages(self, records: Sequence[UsageRecord]) -> None:
+        """Add several answers' usage in one transaction (serve's batched usage writes)."""
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                for record in records:
+                    self._db.execute(_ADD_USAGE, _usage_row(record))
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    @property
+    def available(self) -> bool:
+        """A local file: always reachable."""
+        return True
 
     def usage(self, task: str) -> TaskUsage:
         """The task's usage sums (all zero for a task without answers)."""

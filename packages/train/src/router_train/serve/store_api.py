@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from typing import Protocol
 
 from router_train.serve.records import DecisionRecord, OutcomeRecord, UsageRecord
@@ -46,6 +47,13 @@ class Store(Protocol):
 
     def add_usage(self, record: UsageRecord) -> None:
         """Add one answer's usage to its task's sums."""
+
+    def add_usages(self, records: Sequence[UsageRecord]) -> None:
+        """Add several answers' usage to their tasks' sums, in one transaction."""
+
+    @property
+    def available(self) -> bool:
+        """Whether the backend's database can be reached now."""
 
     def usage(self, task: str) -> TaskUsage:
         """The task's usage sums."""

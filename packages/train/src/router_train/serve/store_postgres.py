@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import psycopg
@@ -250,6 +250,24 @@ class PostgresStore:
                 if len(self._pending) > MAX_PENDING_USAGE:
                     del self._pending[0]
                     self.dropped_usage += 1
+
+    def add_usages(self, records: Sequence[UsageRecord]) -> None:
+        """Add several answers' usage in one transaction; while the database is away they wait in memory."""
+
+        def work(c: psycopg.Connection[Any]) -> None:
+            with c.transaction():
+                for record in records:
+                    _add_usage(c, record)
+
+        try:
+            self._run(work)
+        except StoreUnavailable:
+            with self._lock:
+                self._pending.extend(records)
+                excess = len(self._pending) - MAX_PENDING_USAGE
+                if excess > 0:
+                    del self._pending[:excess]
+                    self.dropped_usage += excess
 
     def usage(self, task: str) -> TaskUsage:
         row = self._run(
