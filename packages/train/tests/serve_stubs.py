@@ -27,7 +27,8 @@ from starlette.routing import Route
 
 from router_train.local import LocalTrainConfig, train_local
 from router_train.route import CheckpointSpec, Router, bundled_tasks, load_router
-from router_train.serve import build_app, read_config
+from router_train.serve import read_config
+from router_train.serve_app import build_app
 
 SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 """mini-SWE-agent's submit marker (first output line of the final command)."""
