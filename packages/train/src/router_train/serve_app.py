@@ -15,7 +15,9 @@ from router_train.serve.config import ServeConfig
 from router_train.serve.proxy import Proxy
 
 
-def build_app(config: ServeConfig, router: Router, on_ready: Callable[[Proxy], None] | None = None) -> Starlette:
+def build_app(
+    config: ServeConfig, router: Router, on_ready: Callable[[Proxy], None] | None = None
+) -> Starlette:
     """The ASGI app `router-train serve` runs: chat, models, health, metrics, and with their config tables
     feedback, the admin reload and the dashboard; `on_ready(proxy)` runs once the proxy has started."""
     return proxy_app(config, router, on_ready, dashboard_routes)

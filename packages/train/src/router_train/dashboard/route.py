@@ -108,8 +108,6 @@ class PageCache:
         self._changes = -1
         self._read_at = 0.0
         self._fingerprint: str | None = None
-        self.renders = 0
-        """Pages computed (a fetch served from the cache computes none)."""
 
     async def html(self) -> str:
         async with self._lock:
@@ -122,9 +120,11 @@ class PageCache:
             self._read_at, self._changes = time.monotonic(), changes
             seen = await anyio.to_thread.run_sync(fingerprint, records, serving)
             if self._html is None or seen != self._fingerprint:
-                self._html = await anyio.to_thread.run_sync(page, records, serving, proxy.pool, self.estimates)
+                self._html = await anyio.to_thread.run_sync(
+                    page, records, serving, proxy.pool, self.estimates
+                )
                 self._fingerprint = seen
-                self.renders += 1
+                proxy.metrics.dashboard_renders.inc()
             return self._html
 
 

@@ -57,7 +57,9 @@ class Admin:
             return error_response(400, str(exc), "invalid_request_error")
         path = body.get("checkpoint") if isinstance(body, dict) else None
         if not isinstance(body, dict) or set(body) - {"checkpoint"} or not isinstance(path, str | None):
-            return error_response(400, 'the reload body is {} or {"checkpoint": "PATH"}', "invalid_request_error")
+            return error_response(
+                400, 'the reload body is {} or {"checkpoint": "PATH"}', "invalid_request_error"
+            )
         if path is not None and ("\0" in path or not path):
             return error_response(400, "the reload body's checkpoint is not a path", "invalid_request_error")
         try:
@@ -93,7 +95,9 @@ class Admin:
             say(f"reload refused: {exc}")
             return
         self.reloader.spec = spec
-        replaced = f"; it replaces {shown(self.posted)}, which POST {RELOAD_PATH} swapped in" if self.posted else ""
+        replaced = (
+            f"; it replaces {shown(self.posted)}, which POST {RELOAD_PATH} swapped in" if self.posted else ""
+        )
         self.posted = None
         self.on_swap(serving)
         say(f"{reloaded(serving)}{replaced}")

@@ -52,13 +52,15 @@ def proxy_app(
         route("/v1/chat/completions", proxy.chat_completions, "POST"),
         route("/v1/models", proxy.models, "GET"),
         route("/health", proxy.health, "GET"),
-        route(METRICS_PATH, metrics_endpoint(proxy.metrics, token, config.metrics.token_env is not None), "GET"),
+        route(
+            METRICS_PATH, metrics_endpoint(proxy.metrics, token, config.metrics.token_env is not None), "GET"
+        ),
     ]
     if config.feedback is not None:
         routes.append(route(FEEDBACK_PATH, FeedbackRoute(config, proxy), "POST"))
     if config.admin is not None:
         routes.append(route(RELOAD_PATH, admin.reload_route, "POST"))
-    for path, handler in (extra(proxy) if extra is not None else []):
+    for path, handler in extra(proxy) if extra is not None else []:
         routes.append(route(path, handler, "GET"))
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.proxy = proxy

@@ -12,7 +12,14 @@ from starlette.responses import JSONResponse, Response
 
 from router_train.serve.config import ServeConfig, feedback_tokens
 from router_train.serve.feedback import FeedbackRequest, parse_feedback, token_source
-from router_train.serve.http_body import BodyRefused, error_response, now, read_body, unauthorized, unavailable
+from router_train.serve.http_body import (
+    BodyRefused,
+    error_response,
+    now,
+    read_body,
+    unauthorized,
+    unavailable,
+)
 from router_train.serve.identity import RequestError
 from router_train.serve.proxy import Proxy
 from router_train.serve.records import DecisionRecord, OutcomeRecord
@@ -59,7 +66,9 @@ class FeedbackRoute:
             message = f"unknown task {report.task!r}: no task key or instance_id of this proxy"
             return error_response(404, message, "not_found")
         if len(keys) > 1:
-            message = f"instance_id {report.task!r} names {len(keys)} tasks; send the task key (x-router-task)"
+            message = (
+                f"instance_id {report.task!r} names {len(keys)} tasks; send the task key (x-router-task)"
+            )
             return error_response(409, message, "conflict")
         decision = await self.store.call(store.decision, keys[0])
         if decision is None or decision.model is None:

@@ -109,7 +109,10 @@ class Upstreams:
         media_type = upstream.headers.get("content-type", "application/json")
         if not stream:
             return Response(
-                upstream.content, status_code=upstream.status_code, headers=dict(headers), media_type=media_type
+                upstream.content,
+                status_code=upstream.status_code,
+                headers=dict(headers),
+                media_type=media_type,
             )
         return StreamingResponse(
             _relay(upstream, model_id),

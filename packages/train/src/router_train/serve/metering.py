@@ -20,7 +20,9 @@ from router_train.serve.usage_batch import UsageBatcher
 class Meter:
     """Records answers' usage: in the batcher (the store, within its window), the log and the metrics."""
 
-    def __init__(self, config: ServeConfig, batcher: UsageBatcher, log: DecisionLog, metrics: ServeMetrics) -> None:
+    def __init__(
+        self, config: ServeConfig, batcher: UsageBatcher, log: DecisionLog, metrics: ServeMetrics
+    ) -> None:
         self.config = config
         self.batcher = batcher
         self.log = log

@@ -25,15 +25,54 @@ class ServeMetrics:
 
     def __init__(self) -> None:
         r = self.registry = CollectorRegistry()
-        self.requests = Counter(f"{PREFIX}_requests", "Requests answered, by route and status", ["route", "status"], registry=r)
-        self.errors = Counter(f"{PREFIX}_errors", "Requests answered 4xx or 5xx, by route and status", ["route", "status"], registry=r)
-        self.decisions = Counter(f"{PREFIX}_decisions", "New tasks decided, by served model and chooser (router or explore)", ["model", "chooser"], registry=r)
-        self.upstream_latency = Histogram(f"{PREFIX}_upstream_latency_seconds", "Seconds from sending a request upstream to its status line, by model and status", ["model", "status"], buckets=LATENCY_BUCKETS, registry=r)
-        self.spend = Counter(f"{PREFIX}_spend_usd", "USD of the priced answers, by model", ["model"], registry=r)
-        self.tokens = Counter(f"{PREFIX}_tokens", "Tokens the answers reported, by model and kind (prompt, completion)", ["model", "kind"], registry=r)
-        self.outcomes = Counter(f"{PREFIX}_outcomes", "Outcomes committed (corrections included), by model and resolved", ["model", "resolved"], registry=r)
-        self.store_available = Gauge(f"{PREFIX}_store_available", "1 while the store's database answers, else 0", registry=r)
-        self.store_reconnects = Counter(f"{PREFIX}_store_reconnects", "Times the store came back after being unavailable", registry=r)
+        self.requests = Counter(
+            f"{PREFIX}_requests", "Requests answered, by route and status", ["route", "status"], registry=r
+        )
+        self.errors = Counter(
+            f"{PREFIX}_errors",
+            "Requests answered 4xx or 5xx, by route and status",
+            ["route", "status"],
+            registry=r,
+        )
+        self.decisions = Counter(
+            f"{PREFIX}_decisions",
+            "New tasks decided, by served model and chooser (router or explore)",
+            ["model", "chooser"],
+            registry=r,
+        )
+        self.upstream_latency = Histogram(
+            f"{PREFIX}_upstream_latency_seconds",
+            "Seconds from sending a request upstream to its status line, by model and status",
+            ["model", "status"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.spend = Counter(
+            f"{PREFIX}_spend_usd", "USD of the priced answers, by model", ["model"], registry=r
+        )
+        self.tokens = Counter(
+            f"{PREFIX}_tokens",
+            "Tokens the answers reported, by model and kind (prompt, completion)",
+            ["model", "kind"],
+            registry=r,
+        )
+        self.outcomes = Counter(
+            f"{PREFIX}_outcomes",
+            "Outcomes committed (corrections included), by model and resolved",
+            ["model", "resolved"],
+            registry=r,
+        )
+        self.store_available = Gauge(
+            f"{PREFIX}_store_available", "1 while the store's database answers, else 0", registry=r
+        )
+        self.store_reconnects = Counter(
+            f"{PREFIX}_store_reconnects", "Times the store came back after being unavailable", registry=r
+        )
+        self.dashboard_renders = Counter(
+            f"{PREFIX}_dashboard_renders",
+            "Dashboard pages computed (a fetch answered from the cache computes none)",
+            registry=r,
+        )
         self.checkpoint = Info(f"{PREFIX}_checkpoint", "The router new tasks are routed with", registry=r)
         self.store_available.set(1)
 

@@ -165,7 +165,10 @@ class Proxy:
             if fallback is None or not failure.retryable:
                 return routed.model, failure.response
             record = FallbackRecord(
-                time=now(), task=routed.task, model=routed.model, fallback_model=fallback,
+                time=now(),
+                task=routed.task,
+                model=routed.model,
+                fallback_model=fallback,
                 status=failure.response.status_code,
             )
             self.log.write(record)

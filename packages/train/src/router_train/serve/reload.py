@@ -54,7 +54,9 @@ def read_checkpoint(path: Path) -> bytes:
         if not stat.S_ISREG(info.st_mode):
             raise ReloadRefused(f"{shown(path)}: not a regular file")
         if info.st_size > MAX_CHECKPOINT_BYTES:
-            raise ReloadRefused(f"{shown(path)}: {info.st_size} bytes, over the limit of {MAX_CHECKPOINT_BYTES}")
+            raise ReloadRefused(
+                f"{shown(path)}: {info.st_size} bytes, over the limit of {MAX_CHECKPOINT_BYTES}"
+            )
         data = fh.read(MAX_CHECKPOINT_BYTES + 1)
     if len(data) > MAX_CHECKPOINT_BYTES:
         raise ReloadRefused(f"{shown(path)}: over the limit of {MAX_CHECKPOINT_BYTES} bytes")
@@ -97,7 +99,9 @@ class Reloader:
         where = shown(spec.checkpoint)
         try:
             with anyio.fail_after(CHECKPOINT_READ_TIMEOUT_S):
-                data = await anyio.to_thread.run_sync(read_checkpoint, spec.checkpoint, abandon_on_cancel=True)
+                data = await anyio.to_thread.run_sync(
+                    read_checkpoint, spec.checkpoint, abandon_on_cancel=True
+                )
         except TimeoutError:
             raise ReloadRefused(f"{where}: not read within {CHECKPOINT_READ_TIMEOUT_S:g} s") from None
         try:
@@ -115,7 +119,9 @@ class Reloader:
             )
         async with self._swap:
             if ticket < self._swapped:
-                raise ReloadRefused(f"{where}: a reload asked later was swapped in first; this one is dropped")
+                raise ReloadRefused(
+                    f"{where}: a reload asked later was swapped in first; this one is dropped"
+                )
             self._swapped = ticket
             self.serving = Serving(router, hashlib.sha256(data).hexdigest(), spec.checkpoint)
         return self.serving

@@ -165,7 +165,9 @@ class TaskRouter:
         pick = decision.model if decision.model in self.config.upstreams else None
         text, digest = kept_text(task.problem_statement, self.config.feedback)
         explore = self.config.explore
-        served = serve_choice(key, pick, self.pool, explore.rate if explore else 0.0, explore.seed if explore else 0)
+        served = serve_choice(
+            key, pick, self.pool, explore.rate if explore else 0.0, explore.seed if explore else 0
+        )
         return DecisionRecord(
             **{**decision.model_dump(), "model": served.model},
             time=now(),

@@ -34,7 +34,9 @@ class AsyncStore:
     """`store`'s calls, awaited: each in a worker thread (at most `workers` at once, and at most `workers`
     more left hanging by timed-out calls), each bounded by `timeout_s`; availability tracked from results."""
 
-    def __init__(self, store: Store, timeout_s: float = STORE_TIMEOUT_S, workers: int = STORE_WORKERS) -> None:
+    def __init__(
+        self, store: Store, timeout_s: float = STORE_TIMEOUT_S, workers: int = STORE_WORKERS
+    ) -> None:
         self.backend = store
         """The synchronous store every call runs on."""
         self.timeout_s = timeout_s

@@ -22,12 +22,14 @@ USAGE_FLUSH_TURNS = 256
 class UsageBatcher:
     """Answers' usage records waiting to be added to the store, and the loop that writes them."""
 
-    def __init__(self, store: AsyncStore, flush_ms: int = USAGE_FLUSH_MS, turns: int = USAGE_FLUSH_TURNS) -> None:
+    def __init__(self, store: AsyncStore, flush_ms: int | None = None, turns: int | None = None) -> None:
         self.store = store
-        self.flush_s = flush_ms / 1000
-        self.turns = turns
+        self.flush_s = (USAGE_FLUSH_MS if flush_ms is None else flush_ms) / 1000
+        self.turns = USAGE_FLUSH_TURNS if turns is None else turns
         self._pending: list[UsageRecord] = []
-        self._flushing = asyncio.Lock()  # one write at a time: a flush that returns has written what came before it
+        self._flushing = (
+            asyncio.Lock()
+        )  # one write at a time: a flush that returns has written what came before it
         self._due = asyncio.Event()
         self._loop: asyncio.Task[None] | None = None
 
