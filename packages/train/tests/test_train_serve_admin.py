@@ -100,7 +100,9 @@ def test_a_reload_to_a_router_that_routes_otherwise_takes_new_tasks_and_keeps_de
             i = n
             while not stop.is_set():
                 r = ask(client, server.url, issues[i % len(issues)], turn=i % 3)
-                results.append((r.status_code, r.headers.get(TASK_HEADER, ""), r.headers.get(MODEL_HEADER, ""), i))
+                results.append(
+                    (r.status_code, r.headers.get(TASK_HEADER, ""), r.headers.get(MODEL_HEADER, ""), i)
+                )
                 i += 8
 
         with concurrent.futures.ThreadPoolExecutor(8) as workers:
@@ -143,7 +145,11 @@ def test_a_reload_refuses_a_fifo_and_a_device_at_once_and_the_next_reload_works(
         fh.truncate(300 * 1024 * 1024)
     app = proxy_app(admin_config(tmp_path / "serve.toml", old, stubs))
     with serving(app) as server, httpx.Client(timeout=15) as client:
-        for path, says in ((fifo, "not a regular file"), ("/dev/zero", "not a regular file"), (big, "over the limit")):
+        for path, says in (
+            (fifo, "not a regular file"),
+            ("/dev/zero", "not a regular file"),
+            (big, "over the limit"),
+        ):
             started = time.monotonic()
             r = client.post(f"{server.url}/admin/reload", json={"checkpoint": str(path)}, headers=ADMIN)
             assert r.status_code == 422 and says in r.json()["error"]["message"], r.text
@@ -237,6 +243,10 @@ def test_sighup_rereads_the_config_and_replaces_what_a_post_swapped_in_and_ctrl_
     assert proc.returncode == 130
     lines = err.splitlines()
     assert any(f"SIGHUP: read {cfg}: router checkpoint {c}" in line for line in lines), err
-    assert any(f"reloaded {c}" in line and f"it replaces {b}, which POST /admin/reload" in line for line in lines), err
+    assert any(
+        f"reloaded {c}" in line and f"it replaces {b}, which POST /admin/reload" in line for line in lines
+    ), err
     assert "no output written" not in err and "Traceback" not in err
-    assert lines[-1].startswith("router-train serve: stopped by Ctrl-C; the store ") and "written" in lines[-1]
+    assert (
+        lines[-1].startswith("router-train serve: stopped by Ctrl-C; the store ") and "written" in lines[-1]
+    )
