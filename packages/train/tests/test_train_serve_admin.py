@@ -121,7 +121,7 @@ def test_a_reload_to_a_router_that_routes_otherwise_takes_new_tasks_and_keeps_de
         for _, task, model, _ in results:
             assert seen.setdefault(task, model) == model, task
         assert {seen.get(t, first) for t in early} == {first}
-        for task, text in early.items():
+        for text in early.values():
             assert ask(client, server.url, text, turn=2).headers[MODEL_HEADER] == first
         # New tasks follow the new router.
         fresh = [text for _, _, text in bundled_issues()[200:205]]

@@ -58,10 +58,10 @@ def register(sub: Any) -> None:
         description=(
             "Serve POST /v1/chat/completions, GET /v1/models, GET /health (and POST /v1/feedback with a "
             "[feedback] table, GET /dashboard and POST /admin/reload with an [admin] table, GET /metrics). "
-            "A request for model `router` is routed on its conversation's first user message (the task) once, and every later request "
-            "of that task goes to the same upstream, also after a restart; a pool model id is served "
-            "directly. See docs/serve.md. Exit codes: 2 bad input (one line on stderr), 130 stopped by "
-            "Ctrl-C."
+            "A request for model `router` is routed on its conversation's first user message (the task) "
+            "once, and every later request of that task goes to the same upstream, also after a restart; a "
+            "pool model id is served directly. See docs/serve.md. Exit codes: 2 bad input (one line on "
+            "stderr), 130 stopped by Ctrl-C."
         ),
     )
     field_flag(p, Options, "config", "config", metavar="CONFIG.toml")
