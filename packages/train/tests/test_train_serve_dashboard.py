@@ -39,7 +39,7 @@ from serve_stubs import (
 from router_train.cli import main
 from router_train.dashboard.data import dashboard
 from router_train.dashboard.page import render
-from router_train.dashboard.route import EstimateCache
+from router_train.dashboard.render_process import EstimateCache
 from router_train.offpolicy.from_log import logged_tasks
 from router_train.offpolicy.summary import default_estimates
 from router_train.route import Router
@@ -272,7 +272,8 @@ def test_the_dashboard_needs_the_admin_token(tmp_path: Path, checkpoint: Path, s
             r = httpx.get(url, headers=headers)
             assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer", headers
             assert "[admin] token_env" in r.json()["error"]["message"]
-        r = httpx.get(url, headers={"authorization": f"Bearer {ADMIN_TOKEN}"})
+        # The first page starts the process that computes it (its imports take seconds on a loaded machine).
+        r = httpx.get(url, headers={"authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=120)
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
         assert "script-src" not in r.headers["content-security-policy"]  # default-src 'none': no script
         assert r.headers["content-security-policy"].startswith("default-src 'none'")

@@ -1,5 +1,5 @@
-"""`GET /dashboard` on serve's app: the admin bearer token, the records read through the store's bounded
-worker pool, the page computed in a worker thread and cached while the decisions and outcomes are unchanged.
+"""`GET /dashboard` on serve's app: the admin bearer token, the page computed in a child process
+(`render_process`) and cached while the decisions and outcomes are unchanged.
 
 Added by `router_train.serve_app.build_app`: the page computes `offpolicy` estimates, and `offpolicy` reads
 serve's records, so this hook sits above the `serve` package rather than in it.
@@ -8,106 +8,44 @@ serve's records, so this hook sits above the `serve` package rather than in it.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import threading
 import time
-from datetime import UTC, datetime
+from concurrent.futures import ProcessPoolExecutor
 
-import anyio.to_thread  # pants: no-infer-dep (installed with starlette, which depends on it)
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from router_train.dashboard.data import dashboard
-from router_train.dashboard.page import CONTENT_SECURITY_POLICY, render
-from router_train.offpolicy.estimators import PolicyEstimate
-from router_train.offpolicy.from_log import LoggedTasks
-from router_train.offpolicy.summary import default_estimates
-from router_train.serve.export import ServeRecords
+from router_train.dashboard.page import CONTENT_SECURITY_POLICY
+from router_train.dashboard.render_process import PageInput, compute, render_process
 from router_train.serve.feedback import authorized
 from router_train.serve.http_body import Handler, unauthorized
 from router_train.serve.proxy import Proxy
-from router_train.serve.routing import Serving
-from router_train.serve.store_api import Store
+from router_train.serve.store_api import StoreUnavailable
 
 DASHBOARD_PATH = "/dashboard"
 """The route (present only with an `[admin]` table in the config)."""
-RECORDS_TIMEOUT_S = 30.0
-"""Seconds reading every decision and outcome may take (a long log on a slow database), through the
-store's worker pool like every store call."""
+RENDER_TIMEOUT_S = 300.0
+"""Seconds the child may take to read the store and compute the page (13-17 CPU-s on 50,000 decisions on
+a loaded machine before this cache) before the fetch is answered 503 and the child replaced."""
 SHARED_STORE_MAX_AGE_S = 30.0
 """A cached page is served this many seconds at most without reading the store again: other replicas'
 decisions and outcomes (of a shared store) show within it. This process's own writes show at once."""
 
 
-def store_records(store: Store) -> ServeRecords:
-    """Every decision and outcome the store holds, by task key (the records `router-train feedback STORE`
-    reads; blocking)."""
-    return ServeRecords({d.task: d for d in store.decisions()}, {o.task: o for o in store.outcomes()})
-
-
-def fingerprint(records: ServeRecords, serving: Serving) -> str:
-    """What the page depends on, hashed: each decision's task, model and checkpoint, each outcome's task
-    and revision, and the serving router."""
-    h = hashlib.sha256(f"{serving.router.name}\0{serving.checkpoint_sha256}".encode())
-    for d in records.decisions.values():
-        h.update(f"\0{d.task}\0{d.model}\0{d.checkpoint_sha256}".encode())
-    for o in records.outcomes.values():
-        h.update(f"\1{o.task}\0{o.revision}".encode())
-    return h.hexdigest()
-
-
-class EstimateCache:
-    """The last estimates, kept while the logged tasks they were computed on are the same (the bootstrap
-    takes a moment on a long log; decisions without new outcomes should not redo it)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._key: str | None = None
-        self._estimates: list[PolicyEstimate] = []
-
-    @staticmethod
-    def key(data: LoggedTasks) -> str:
-        h = hashlib.sha256("\0".join(data.logged.models).encode())
-        for a in (data.logged.served, data.logged.propensity, data.logged.resolved, data.logged.cost):
-            h.update(a.tobytes())
-        if data.router_picks is not None:
-            h.update(data.router_picks.tobytes())
-        return h.hexdigest()
-
-    def estimates(self, data: LoggedTasks) -> list[PolicyEstimate]:
-        key = self.key(data)
-        with self._lock:
-            if key != self._key:
-                self._estimates, self._key = default_estimates(data), key
-            return self._estimates
-
-
-def page(records: ServeRecords, serving: Serving, pool: list[str], cache: EstimateCache) -> str:
-    """The dashboard's HTML of `records`, now (blocking: run it in a worker thread)."""
-    d = dashboard(
-        records,
-        router=serving.router.name,
-        pool=pool,
-        serving_sha256=serving.checkpoint_sha256,
-        now=datetime.now(UTC),
-        estimate=cache.estimates,
-    )
-    return render(d)
-
-
 class PageCache:
     """The last page, served again while nothing it shows has changed: not re-read while this process has
     written no decision or outcome (for at most `SHARED_STORE_MAX_AGE_S`), not recomputed while the records
-    read have the same `fingerprint`. One computation at a time; fetches meanwhile wait for its page."""
+    read have the same fingerprint. Computed in a child process (`render_process`), one at a time; fetches
+    meanwhile wait for its page."""
 
     def __init__(self, proxy: Proxy) -> None:
         self.proxy = proxy
-        self.estimates = EstimateCache()
         self._lock = asyncio.Lock()
         self._html: str | None = None
         self._changes = -1
         self._read_at = 0.0
         self._fingerprint: str | None = None
+        self._child: ProcessPoolExecutor | None = None
+        proxy.on_stop.append(self.close)
 
     async def html(self) -> str:
         async with self._lock:
@@ -115,17 +53,39 @@ class PageCache:
             fresh = time.monotonic() - self._read_at < SHARED_STORE_MAX_AGE_S
             if self._html is not None and self._changes == proxy.changes and fresh:
                 return self._html
+            if not proxy.store.available:
+                raise StoreUnavailable("the store cannot be reached now: the dashboard reads it")
             changes, serving = proxy.changes, proxy.serving
-            records = await proxy.store.call(store_records, proxy.store.backend, timeout_s=RECORDS_TIMEOUT_S)
+            what = PageInput(
+                proxy.config.store, serving.router.name, serving.checkpoint_sha256, tuple(proxy.pool)
+            )
+            if self._child is None:
+                self._child = render_process()
+            future = asyncio.get_running_loop().run_in_executor(self._child, compute, what, self._fingerprint)
+            try:
+                seen, html = await asyncio.wait_for(future, RENDER_TIMEOUT_S)
+            except TimeoutError:
+                self.close()  # the child may hang on the store: a fresh one next time
+                raise StoreUnavailable(
+                    f"the dashboard was not computed within {RENDER_TIMEOUT_S:g} s"
+                ) from None
             self._read_at, self._changes = time.monotonic(), changes
-            seen = await anyio.to_thread.run_sync(fingerprint, records, serving)
-            if self._html is None or seen != self._fingerprint:
-                self._html = await anyio.to_thread.run_sync(
-                    page, records, serving, proxy.pool, self.estimates
-                )
-                self._fingerprint = seen
+            if html is not None:
+                self._html, self._fingerprint = html, seen
                 proxy.metrics.dashboard_renders.inc()
+            assert self._html is not None
             return self._html
+
+    def close(self) -> None:
+        """End the child (at shutdown, or when it took too long); a page it was computing is dropped."""
+        child, self._child = self._child, None
+        if child is None:
+            return
+        processes = list(getattr(child, "_processes", {}).values())  # the executor cannot kill a busy worker
+        child.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.kill()
+            process.join()
 
 
 def dashboard_routes(proxy: Proxy) -> list[tuple[str, Handler]]:

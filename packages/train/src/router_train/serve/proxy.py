@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,8 @@ class Proxy:
         self.admin_token = admin_token(config)
         self.changes = 0
         """Decisions and outcomes this process has written (the dashboard's cache key moves with it)."""
+        self.on_stop: list[Callable[[], None]] = []
+        """Run first at shutdown (the dashboard's child process ends there)."""
         self._store: AsyncStore | None = None
         self._log: DecisionLog | None = None
         self._batcher: UsageBatcher | None = None
@@ -105,6 +108,8 @@ class Proxy:
         self._batcher.start()
 
     async def stop(self) -> None:
+        for hook in self.on_stop:
+            hook()
         await self.upstreams.stop()
         await self.batcher.stop()  # the usage still in memory, written before the store closes
         self.store.close()
