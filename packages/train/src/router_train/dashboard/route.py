@@ -19,7 +19,7 @@ from router_train.dashboard.render_process import PageInput, compute, render_pro
 from router_train.serve.feedback import authorized
 from router_train.serve.http_body import Handler, unauthorized
 from router_train.serve.proxy import Proxy
-from router_train.serve.store_api import StoreUnavailable
+from router_train.serve.store_api import StoreUnavailable, store_url
 
 DASHBOARD_PATH = "/dashboard"
 """The route (present only with an `[admin]` table in the config)."""
@@ -27,15 +27,16 @@ RENDER_TIMEOUT_S = 300.0
 """Seconds the child may take to read the store and compute the page (13-17 CPU-s on 50,000 decisions on
 a loaded machine before this cache) before the fetch is answered 503 and the child replaced."""
 SHARED_STORE_MAX_AGE_S = 30.0
-"""A cached page is served this many seconds at most without reading the store again: other replicas'
-decisions and outcomes (of a shared store) show within it. This process's own writes show at once."""
+"""With a PostgreSQL store (shared by replicas), a cached page is served this many seconds at most without
+reading the store again: other replicas' decisions and outcomes show within it. A SQLite store is this
+process's own: its page is read again only after this process wrote a decision or outcome."""
 
 
 class PageCache:
     """The last page, served again while nothing it shows has changed: not re-read while this process has
-    written no decision or outcome (for at most `SHARED_STORE_MAX_AGE_S`), not recomputed while the records
-    read have the same fingerprint. Computed in a child process (`render_process`), one at a time; fetches
-    meanwhile wait for its page."""
+    written no decision or outcome (with a shared store, for at most `SHARED_STORE_MAX_AGE_S`), not
+    recomputed while the records read have the same fingerprint. Computed in a child process
+    (`render_process`), one at a time; fetches meanwhile wait for its page."""
 
     def __init__(self, proxy: Proxy) -> None:
         self.proxy = proxy
@@ -45,12 +46,13 @@ class PageCache:
         self._read_at = 0.0
         self._fingerprint: str | None = None
         self._child: ProcessPoolExecutor | None = None
+        self._own_store = store_url(proxy.config.store) is None
         proxy.on_stop.append(self.close)
 
     async def html(self) -> str:
         async with self._lock:
             proxy = self.proxy
-            fresh = time.monotonic() - self._read_at < SHARED_STORE_MAX_AGE_S
+            fresh = self._own_store or time.monotonic() - self._read_at < SHARED_STORE_MAX_AGE_S
             if self._html is not None and self._changes == proxy.changes and fresh:
                 return self._html
             if not proxy.store.available:
