@@ -5,7 +5,9 @@ Ctrl-C message, and GET /metrics. Stub upstreams on 127.0.0.1, real checkpoints,
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -42,6 +44,7 @@ ADMIN_TOKEN = "admin-77"
 METRICS_ENV = "SERVE_ADMIN_TEST_METRICS"
 METRICS_TOKEN = "scrape-5"
 ADMIN = {"authorization": f"Bearer {ADMIN_TOKEN}"}
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")
@@ -250,3 +253,38 @@ def test_sighup_rereads_the_config_and_replaces_what_a_post_swapped_in_and_ctrl_
     assert (
         lines[-1].startswith("router-train serve: stopped by Ctrl-C; the store ") and "written" in lines[-1]
     )
+
+
+def hot_refit_curl_lines() -> list[tuple[str, str]]:
+    """(command, the output docs/serve.md shows for it) of each `$ curl ... /admin/reload` line of the
+    Hot refit example."""
+    lines = (REPO / "docs" / "serve.md").read_text(encoding="utf-8").splitlines()
+    found = []
+    for i, line in enumerate(lines):
+        if line.startswith("$ curl") and "/admin/reload" in line:
+            found.append((line.removeprefix("$ "), lines[i + 1]))
+    return found
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl: sudo apt-get install -y curl")
+def test_the_docs_reload_curl_lines_run_as_written_against_a_live_serve(
+    tmp_path: Path, pool: list[str], stubs: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    commands = hot_refit_curl_lines()
+    assert len(commands) == 2 and all("content-type: application/json" in c for c, _ in commands)
+    (tmp_path / "D").mkdir()
+    served = always_checkpoint(tmp_path / "D" / "checkpoint.json", pool, pool[0])
+    cfg = admin_config(tmp_path / "serve.toml", served, stubs)
+    monkeypatch.chdir(tmp_path)  # serve runs where D/ is, as in the docs
+    with serving(proxy_app(cfg)) as server:
+        env = {**os.environ, "ADMIN_TOKEN": ADMIN_TOKEN}
+        for command, shown in commands:
+            # As written, but for the address: this test's serve listens on a free port, not 8001.
+            line = command.replace("localhost:8001", server.url.removeprefix("http://"))
+            done = subprocess.run(["bash", "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True)
+            got, expected = json.loads(done.stdout), json.loads(shown)
+            if "error" in expected:
+                assert got == expected
+            else:  # the docs' router was an IRT checkpoint; this test's is another file
+                assert got["checkpoint"] == expected["checkpoint"] == "D/checkpoint.json"
+                assert got["checkpoint_sha256"] == sha256_file(served)
