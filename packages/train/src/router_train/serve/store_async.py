@@ -108,7 +108,9 @@ class AsyncStore:
         return kind(message)
 
     def _up(self) -> None:
-        if self._down is not None:
+        """A call succeeded: available again, unless the backend says it is not connected (a backend may
+        accept a write while away, keeping it for later)."""
+        if self._down is not None and self.backend.available:
             self._down = None
             self.reconnects += 1
             if self.on_change is not None:
