@@ -1,10 +1,13 @@
 """serve with a store that stops answering, usage written in batches, and the dashboard's cache: a real
-SQLite store (its calls made to hang by a wrapper that blocks them, as a stopped database's would), stub
-upstreams on 127.0.0.1, real HTTP clients."""
+SQLite store (its calls made to hang by a wrapper that blocks them, as a stopped database's would), and a
+real PostgreSQL stopped with SIGSTOP (skipped naming its install line where absent); stub upstreams on
+127.0.0.1, real HTTP clients."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import threading
 import time
 import tomllib
@@ -15,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 import tomli_w
+from postgres_server import PostgresServer, fresh_database, postgres  # noqa: F401  (the fixture)
 from serve_stubs import (
     ServerThread,
     StubUpstream,
@@ -205,3 +209,58 @@ def test_the_dashboard_is_computed_again_only_when_decisions_or_outcomes_change(
         client.post(f"{server.url}/v1/feedback", json={"task": task, "resolved": True}, headers=FEEDBACK)
         assert renders_after_a_fetch() == 3  # a new outcome
         assert renders_after_a_fetch() == 3
+
+
+def cluster_processes(server: PostgresServer) -> list[int]:
+    """The cluster's postmaster and every process it started (its backends and workers)."""
+    postmaster = int((server.data / "db" / "postmaster.pid").read_text().split()[0])
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        if int(fields[1]) == postmaster:
+            children.append(int(stat.parent.name))
+    return [postmaster, *children]
+
+
+@pytest.mark.system  # a real PostgreSQL
+def test_a_postgresql_stopped_with_sigstop_stalls_no_decided_task_and_everything_recovers_after_sigcont(
+    tmp_path: Path, pool: list[str], stubs: Any, postgres: PostgresServer
+) -> None:
+    cfg = config(tmp_path, pool, stubs)
+    doc = tomllib.loads(cfg.read_text(encoding="utf-8"))
+    doc["store"] = fresh_database(postgres, "sigstop")
+    cfg.write_text(tomli_w.dumps(doc), encoding="utf-8")
+    app = proxy_app(cfg)
+    texts = [text for _, _, text in bundled_issues()[40:44]]
+    with serving(app) as server, httpx.Client(timeout=30) as client:
+        url = server.url
+        app.state.proxy.store.timeout_s = 1.0
+        held = ask(client, url, texts[0])
+        task = held.headers[TASK_HEADER]
+        stopped = cluster_processes(postgres)
+        for pid in stopped:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            refused, took = timed(lambda: ask(client, url, texts[1]))
+            assert refused.status_code == 503 and took < 3, (refused.text, took)
+            for turn in (1, 2):
+                kept, took = timed(lambda: ask(client, url, texts[0], turn))  # noqa: B023
+                assert kept.status_code == 200 and kept.headers[MODEL_HEADER] == held.headers[MODEL_HEADER]
+                assert took < 0.5
+            health, took = timed(lambda: client.get(f"{url}/health"))
+            assert health.json()["status"] == "store unavailable" and took < 0.5
+        finally:
+            for pid in stopped:
+                os.kill(pid, signal.SIGCONT)
+        deadline = time.monotonic() + 30
+        while (r := ask(client, url, texts[1])).status_code == 503:
+            assert time.monotonic() < deadline, "the store did not come back after SIGCONT"
+            time.sleep(0.2)
+        outcome = client.post(f"{url}/v1/feedback", json={"task": task, "resolved": True}, headers=FEEDBACK)
+        assert outcome.status_code == 200, outcome.text
+        store = app.state.proxy.store.backend
+        assert store.usage(task).requests == 3  # every answered turn's usage, none lost nor doubled
+        assert store.decision(r.headers[TASK_HEADER]) is not None
