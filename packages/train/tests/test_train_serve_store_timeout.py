@@ -227,7 +227,10 @@ def cluster_processes(server: PostgresServer) -> list[int]:
 
 @pytest.mark.system  # a real PostgreSQL
 def test_a_postgresql_stopped_with_sigstop_stalls_no_decided_task_and_everything_recovers_after_sigcont(
-    tmp_path: Path, pool: list[str], stubs: Any, postgres: PostgresServer  # noqa: F811
+    tmp_path: Path,
+    pool: list[str],
+    stubs: Any,
+    postgres: PostgresServer,  # noqa: F811
 ) -> None:
     cfg = config(tmp_path, pool, stubs)
     doc = tomllib.loads(cfg.read_text(encoding="utf-8"))
