@@ -10,7 +10,7 @@ from starlette.applications import Starlette
 
 from router_train.dashboard.route import dashboard_routes
 from router_train.route import Router
-from router_train.serve.app import proxy_app
+from router_train.serve.app import build_proxy_app
 from router_train.serve.config import ServeConfig
 from router_train.serve.proxy import Proxy
 
@@ -20,4 +20,4 @@ def build_app(
 ) -> Starlette:
     """The ASGI app `router-train serve` runs: chat, models, health, metrics, and with their config tables
     feedback, the admin reload and the dashboard; `on_ready(proxy)` runs once the proxy has started."""
-    return proxy_app(config, router, on_ready, dashboard_routes)
+    return build_proxy_app(config, router, on_ready, dashboard_routes)

@@ -23,7 +23,7 @@ ExtraRoutes = Callable[[Proxy], list[tuple[str, Handler]]]
 """More GET routes (path, handler) of the app, made from the proxy once it exists."""
 
 
-def proxy_app(
+def build_proxy_app(
     config: ServeConfig,
     router: Router,
     on_ready: Callable[[Proxy], None] | None = None,
