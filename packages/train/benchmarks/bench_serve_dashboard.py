@@ -47,6 +47,7 @@ def fill_store(path: Path, decisions: int, outcome_share: float, pool: list[str]
             key = hashlib.sha256(f"bench-task-{i}".encode()).hexdigest()
             pick = pool[i % len(pool)]
             served = serve_choice(key, pick, pool, 0.3, 0)
+            assert served.model is not None  # the router always picks here
             when = (t0 + timedelta(seconds=i * 30 * 86400 / decisions)).isoformat(timespec="milliseconds")
             when = when.replace("+00:00", "Z")
             record = DecisionRecord(
