@@ -74,7 +74,7 @@ def _stub(port: int, delay_s: float, cpu_ms: float) -> None:
 
 def _proxy(config_path: str, port: int, as_before: bool) -> None:
     if as_before:
-        from router_train.serve import app
+        from router_train.serve import forwarding as app
 
         app.UPSTREAM_KEEPALIVE_S = 5.0  # type: ignore[misc]  # httpx's default
         app.STALE_CONNECTION_ERRORS = ()  # type: ignore[misc,assignment]  # nothing is sent twice

@@ -43,8 +43,8 @@ from bench_serve import _pct, _request, _stub
 from postgres_server import PostgresServer, cluster
 from serve_harness import TOKEN, Serve, bundled_table, free_port, router_train, write_config
 
-from router_train.serve.app import UPSTREAM_KEEPALIVE_S
 from router_train.serve.export import read_records
+from router_train.serve.forwarding import UPSTREAM_KEEPALIVE_S
 from router_train.serve.store_open import open_store
 
 AUTH = {"authorization": f"Bearer {TOKEN}"}

@@ -25,10 +25,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from router_train.checkpoint_io import save_checkpoint
 from router_train.local.config import LocalTrainConfig
 from router_train.local.trainer import train_local
 from router_train.route import CheckpointSpec, Router, bundled_tasks, load_router
-from router_train.serve import build_app, read_config
+from router_train.route.baseline_checkpoint import BaselineCheckpoint
+from router_train.scoring.baselines import CHEAPEST_NAME, CheapestFit
+from router_train.serve import read_config
+from router_train.serve_app import build_app
 
 SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 """mini-SWE-agent's submit marker (first output line of the final command)."""
@@ -234,6 +238,29 @@ def trained_checkpoint(base: Path) -> Path:
 def native_router(checkpoint: Path) -> Router:
     """The router of `checkpoint` at its native point, as `write_config`'s proxy routes."""
     return load_router(CheckpointSpec(checkpoint=checkpoint, no_safe_point=True))
+
+
+def always_checkpoint(path: Path, pool: list[str], model: str) -> Path:
+    """A saved `cheapest-on-train` baseline whose costs make `model` the cheapest: a router over `pool`
+    that sends every task to `model` (two of them, naming two models, route every text differently)."""
+    classes = sorted(pool)
+    fit = CheapestFit(classes=classes, mean_cost=[0.0 if m == model else 1.0 for m in classes])
+    checkpoint = BaselineCheckpoint(
+        name=CHEAPEST_NAME,
+        pool_ids=list(pool),
+        table="always.json",
+        table_sha256="0" * 64,
+        split="all",
+        eval_fraction=0.2,
+        split_seed=0,
+        seed=0,
+        train_task_ids=[],
+        vocabulary=[],
+        idf=[],
+        fit=fit,
+    )
+    save_checkpoint(checkpoint, path)
+    return path
 
 
 def bundled_issues() -> list[tuple[str, str, str]]:

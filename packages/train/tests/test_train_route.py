@@ -73,7 +73,7 @@ def test_routing_with_a_checkpoint_imports_neither_verifiers_nor_openai(grpo_che
     # (~0.5 s) only to build prompts or endpoint clients they never use made every `route` call 5 s.
     script = (
         "import sys\n"
-        "import router_train.cli, router_train.serve.app\n"
+        "import router_train.cli, router_train.serve_app\n"
         "from router_train.route import CheckpointSpec, TaskInput, load_router\n"
         f"router = load_router(CheckpointSpec(checkpoint={str(grpo_checkpoint)!r}))\n"
         "router.route(TaskInput(instance_id='a__b-1', repo='a/b', problem_statement='It breaks.'))\n"

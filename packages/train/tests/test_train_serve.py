@@ -38,7 +38,7 @@ from router_oracle.infra.file_hash import sha256_file
 from router_train.cli import main
 from router_train.route import Router, TaskInput
 from router_train.serve import MODEL_HEADER, REPO_HEADER, TASK_ID_HEADER, task_key
-from router_train.serve.app import decision_record
+from router_train.serve.routing import decision_record
 
 SWEBENCH_TEMPLATE = """<pr_description>
 Consider the following PR description:

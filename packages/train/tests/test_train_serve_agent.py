@@ -34,7 +34,7 @@ from serve_stubs import (
 
 from router_train.route import TaskInput
 from router_train.serve import issue_text, task_key
-from router_train.serve.app import decision_record
+from router_train.serve.routing import decision_record
 
 uv = pytest.importorskip("uv")
 

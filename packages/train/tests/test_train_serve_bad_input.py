@@ -38,7 +38,7 @@ from serve_stubs import (
 from router_train.commands.serve import SHUTDOWN_GRACE_S
 from router_train.route import Router
 from router_train.serve import MODEL_HEADER
-from router_train.serve import app as serve_app
+from router_train.serve import http_body as serve_app
 
 Stubs = dict[str, tuple[StubUpstream, ServerThread]]
 

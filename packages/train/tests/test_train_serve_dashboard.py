@@ -39,7 +39,7 @@ from serve_stubs import (
 from router_train.cli import main
 from router_train.dashboard.data import dashboard
 from router_train.dashboard.page import render
-from router_train.dashboard.route import EstimateCache, add_dashboard
+from router_train.dashboard.render_process import EstimateCache
 from router_train.offpolicy.from_log import logged_tasks
 from router_train.offpolicy.summary import default_estimates
 from router_train.route import Router
@@ -233,7 +233,7 @@ def test_the_dashboard_in_a_browser_shows_the_feedback_figures(
 ) -> None:
     cfg = config(tmp_path, checkpoint, stubs)
     store = cfg.parent / "state" / "decisions.sqlite"
-    with serving(add_dashboard(proxy_app(cfg))) as server, chromium(tmp_path / "profile") as browser:
+    with serving(proxy_app(cfg)) as server, chromium(tmp_path / "profile") as browser:
         sent = send_traffic(server.url)
         cli = cli_figures(feedback_output(store))
         assert cli["decided"] == sent and cli["with_outcome"] == sent - PER_WAVE
@@ -266,13 +266,14 @@ def test_the_dashboard_in_a_browser_shows_the_feedback_figures(
 
 def test_the_dashboard_needs_the_admin_token(tmp_path: Path, checkpoint: Path, stubs: Any) -> None:
     cfg = config(tmp_path, checkpoint, stubs)
-    with serving(add_dashboard(proxy_app(cfg))) as server:
+    with serving(proxy_app(cfg)) as server:
         url = f"{server.url}/dashboard"
         for headers in ({}, {"authorization": "Bearer nope"}, {"authorization": f"Bearer {FEEDBACK_TOKEN}"}):
             r = httpx.get(url, headers=headers)
             assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer", headers
             assert "[admin] token_env" in r.json()["error"]["message"]
-        r = httpx.get(url, headers={"authorization": f"Bearer {ADMIN_TOKEN}"})
+        # The first page starts the process that computes it (its imports take seconds on a loaded machine).
+        r = httpx.get(url, headers={"authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=120)
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
         assert "script-src" not in r.headers["content-security-policy"]  # default-src 'none': no script
         assert r.headers["content-security-policy"].startswith("default-src 'none'")
@@ -282,7 +283,7 @@ def test_the_dashboard_needs_the_admin_token(tmp_path: Path, checkpoint: Path, s
 
     (tmp_path / "bare").mkdir()
     bare = config(tmp_path / "bare", checkpoint, stubs, admin=False)
-    with serving(add_dashboard(proxy_app(bare))) as server:  # no [admin]: no route
+    with serving(proxy_app(bare)) as server:  # no [admin]: no route
         assert httpx.get(f"{server.url}/dashboard").status_code == 404
 
 

@@ -21,7 +21,7 @@ import tomli_w
 from serve_stubs import proxy_app, serving
 
 from router_train.route import CheckpointSpec, load_router
-from router_train.serve.app import UPSTREAM_KEEPALIVE_S
+from router_train.serve.forwarding import UPSTREAM_KEEPALIVE_S
 
 ANSWER = json.dumps(
     {

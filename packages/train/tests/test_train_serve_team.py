@@ -272,7 +272,7 @@ def test_a_replica_without_its_database_serves_held_tasks_and_503s_new_ones(
         # The usage counted while the database was away is added once it is back.
         task = kept.headers[TASK_HEADER]
         deadline = time.monotonic() + 10
-        while app.state.proxy.store.usage(task).requests < 2:
+        while app.state.proxy.store.backend.usage(task).requests < 2:
             assert time.monotonic() < deadline, "the usage kept in memory was not written"
             time.sleep(0.1)
 
@@ -298,7 +298,7 @@ def test_hot_refit_under_load_fails_no_request(tmp_path: Path, checkpoint: Path,
     stop = threading.Event()
     with serving(app) as server, httpx.Client(limits=httpx.Limits(max_connections=64)) as client:
         early = {ask(client, server.url, t).headers[TASK_HEADER]: t for t in issues[:10]}
-        before = {t: app.state.proxy.store.get(t) for t in early}
+        before = {t: app.state.proxy.store.backend.get(t) for t in early}
 
         def load(n: int) -> None:
             i = n
@@ -322,9 +322,9 @@ def test_hot_refit_under_load_fails_no_request(tmp_path: Path, checkpoint: Path,
                 w.result()
         assert statuses and set(statuses) == {200}, "a request failed during the swap"
         # Decided tasks keep their model and record; a new task records the new checkpoint.
-        assert {t: app.state.proxy.store.get(t) for t in early} == before
+        assert {t: app.state.proxy.store.backend.get(t) for t in early} == before
         new_task = ask(client, server.url, bundled_issues()[100][2]).headers[TASK_HEADER]
-        store = app.state.proxy.store
+        store = app.state.proxy.store.backend
         assert store.decision(new_task).checkpoint_sha256 == sha256_file(refit)
         assert {store.decision(t).checkpoint_sha256 for t in early} == {sha256_file(checkpoint)}
 

@@ -18,18 +18,19 @@ from typing import Any
 
 import uvicorn
 
+from router_oracle.infra.cli_runner import EXIT_INTERRUPTED
 from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.infra.numeric_option import Port
 from router_train.cli_args import field_flag, options_of
 from router_train.commands import summary
-from router_train.dashboard.route import add_dashboard
 from router_train.route import load_router
 from router_train.route.operating_point import point_lines
 from router_train.route.router import ScoringRouter
-from router_train.serve import build_app, check_serves_pool, read_config
-from router_train.serve.app import Proxy, ReloadRefused
+from router_train.serve import check_serves_pool, read_config
+from router_train.serve.admin import Admin
 from router_train.serve.store_open import open_store
 from router_train.serve.store_url import StoreLocation
+from router_train.serve_app import build_app
 
 SHUTDOWN_GRACE_S = 5
 """After Ctrl-C, seconds requests in flight may still take before the server stops anyway."""
@@ -56,11 +57,11 @@ def register(sub: Any) -> None:
         help=summary("serve"),
         description=(
             "Serve POST /v1/chat/completions, GET /v1/models, GET /health (and POST /v1/feedback with a "
-            "[feedback] table, GET /dashboard with an [admin] table). A request for model `router` "
-            "is routed on its conversation's first user message (the task) once, and every later request "
-            "of that task goes to the same upstream, also after a restart; a pool model id is served "
-            "directly. See docs/serve.md. Exit codes: 2 bad input (one line on stderr), 130 stopped by "
-            "Ctrl-C."
+            "[feedback] table, GET /dashboard and POST /admin/reload with an [admin] table, GET /metrics). "
+            "A request for model `router` is routed on its conversation's first user message (the task) "
+            "once, and every later request of that task goes to the same upstream, also after a restart; a "
+            "pool model id is served directly. See docs/serve.md. Exit codes: 2 bad input (one line on "
+            "stderr), 130 stopped by Ctrl-C."
         ),
     )
     field_flag(p, Options, "config", "config", metavar="CONFIG.toml")
@@ -94,26 +95,14 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _reload_on_sighup(proxy: Proxy) -> None:
-    """SIGHUP: load the config's checkpoint again and swap it in for new tasks (`Proxy.reload`); a
-    refused one is one line on stderr, and the old router serves on."""
+def _reload_on_sighup(admin: Admin, config_path: Path) -> None:
+    """SIGHUP: read the config file again and swap in its router's checkpoint (`Admin.sighup`: one line
+    says what was loaded, or why not, and the old router serves on)."""
     loop = asyncio.get_running_loop()
     pending: set[asyncio.Task[None]] = set()
 
-    async def reload() -> None:
-        try:
-            serving = await proxy.reload()
-        except ReloadRefused as exc:
-            print(f"router-train serve: reload refused: {exc}", file=sys.stderr, flush=True)
-            return
-        print(
-            f"router-train serve: reloaded {serving.checkpoint} (sha256 {serving.checkpoint_sha256})",
-            file=sys.stderr,
-            flush=True,
-        )
-
     def on_hup() -> None:
-        task = loop.create_task(reload())
+        task = loop.create_task(admin.sighup(config_path))
         pending.add(task)  # a reference until done (the loop keeps only weak ones)
         task.add_done_callback(pending.discard)
 
@@ -133,14 +122,14 @@ def run(args: argparse.Namespace) -> int:
     # and exit 2 before listening, not a traceback from inside the server's startup.
     open_store(config.store).close()
     sock = bind(options.host, options.port)
-    app = add_dashboard(build_app(config, router, on_ready=_reload_on_sighup))
+    app = build_app(config, router, on_ready=lambda proxy: _reload_on_sighup(app.state.admin, options.config))
     if isinstance(router, ScoringRouter):  # a refused budget or dial: one line at load (and in each record)
         for line in point_lines(router.point, getattr(config.router, "budget", None)):
             print(f"router-train serve: {line}", file=sys.stderr)
     print(
         f"router-train serve: router {router.name} over {', '.join(router.pool)} on "
         f"http://{options.host}:{options.port}/v1 (model `router`; store {config.store.location.shown()}; "
-        f"log {config.decision_log}; SIGHUP reloads the checkpoint)",
+        f"log {config.decision_log}; SIGHUP re-reads the config and reloads its checkpoint)",
         file=sys.stderr,
     )
     # Ctrl-C lets requests in flight finish for at most SHUTDOWN_GRACE_S (an upstream may take minutes).
@@ -150,6 +139,13 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("uvicorn.error").addFilter(_NoCancelTracebacks())  # after Config set logging up
     try:
         server.run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn shut down gracefully, then raised the Ctrl-C again
+        print(
+            f"router-train serve: stopped by Ctrl-C; the store {config.store.location.shown()} and the log "
+            f"{config.decision_log} were written and closed",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     finally:
         sock.close()
     return 0

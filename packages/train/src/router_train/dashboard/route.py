@@ -1,100 +1,107 @@
-"""`GET /dashboard` on serve's app: the admin bearer token, the records read in a worker thread, the
-estimates cached while the logged outcomes are unchanged.
+"""`GET /dashboard` on serve's app: the admin bearer token, the page computed in a child process
+(`render_process`) and cached while the decisions and outcomes are unchanged.
 
-Added to the app by `add_dashboard` (`router-train serve` does), not by `serve.build_app`: the page
-computes `offpolicy` estimates, and `offpolicy` reads serve's records, so serve itself cannot import it.
+Added by `router_train.serve_app.build_app`: the page computes `offpolicy` estimates, and `offpolicy` reads
+serve's records, so this hook sits above the `serve` package rather than in it.
 """
 
 from __future__ import annotations
 
-import hashlib
-import threading
-from datetime import UTC, datetime
+import asyncio
+import time
+from concurrent.futures import ProcessPoolExecutor
 
-import anyio.to_thread  # pants: no-infer-dep (installed with starlette, which depends on it)
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from router_train.dashboard.data import dashboard
-from router_train.dashboard.page import CONTENT_SECURITY_POLICY, render
-from router_train.offpolicy.estimators import PolicyEstimate
-from router_train.offpolicy.from_log import LoggedTasks
-from router_train.offpolicy.summary import default_estimates
-from router_train.serve.app import Proxy, error_response
-from router_train.serve.config import admin_token
-from router_train.serve.export import ServeRecords
+from router_train.dashboard.page import CONTENT_SECURITY_POLICY
+from router_train.dashboard.render_process import PageInput, compute, render_process
 from router_train.serve.feedback import authorized
+from router_train.serve.http_body import Handler, unauthorized
+from router_train.serve.proxy import Proxy
+from router_train.serve.store_api import StoreUnavailable
 
 DASHBOARD_PATH = "/dashboard"
 """The route (present only with an `[admin]` table in the config)."""
+RENDER_TIMEOUT_S = 300.0
+"""Seconds the child may take to read the store and compute the page (13-17 CPU-s on 50,000 decisions on
+a loaded machine before this cache) before the fetch is answered 503 and the child replaced."""
+SHARED_STORE_MAX_AGE_S = 30.0
+"""With a PostgreSQL store (shared by replicas), a cached page is served this many seconds at most without
+reading the store again: other replicas' decisions and outcomes show within it. A SQLite store is this
+process's own: its page is read again only after this process wrote a decision or outcome."""
 
 
-def store_records(proxy: Proxy) -> ServeRecords:
-    """What the proxy's store holds: every decision and outcome, by task key. The dashboard's one read
-    of the store (the same records `router-train feedback STORE` reads)."""
-    store = proxy.store
-    return ServeRecords({d.task: d for d in store.decisions()}, {o.task: o for o in store.outcomes()})
+class PageCache:
+    """The last page, served again while nothing it shows has changed: not re-read while this process has
+    written no decision or outcome (with a shared store, for at most `SHARED_STORE_MAX_AGE_S`), not
+    recomputed while the records read have the same fingerprint. Computed in a child process
+    (`render_process`), one at a time; fetches meanwhile wait for its page."""
+
+    def __init__(self, proxy: Proxy) -> None:
+        self.proxy = proxy
+        self._lock = asyncio.Lock()
+        self._html: str | None = None
+        self._changes = -1
+        self._read_at = 0.0
+        self._fingerprint: str | None = None
+        self._child: ProcessPoolExecutor | None = None
+        self._own_store = not proxy.config.store.location.is_postgres
+        proxy.on_stop.append(self.close)
+
+    async def html(self) -> str:
+        async with self._lock:
+            proxy = self.proxy
+            fresh = self._own_store or time.monotonic() - self._read_at < SHARED_STORE_MAX_AGE_S
+            if self._html is not None and self._changes == proxy.changes and fresh:
+                return self._html
+            if not proxy.store.available:
+                raise StoreUnavailable("the store cannot be reached now: the dashboard reads it")
+            changes, serving = proxy.changes, proxy.serving
+            what = PageInput(
+                proxy.config.store, serving.router.name, serving.checkpoint_sha256, tuple(proxy.pool)
+            )
+            if self._child is None:
+                self._child = render_process()
+            future = asyncio.get_running_loop().run_in_executor(self._child, compute, what, self._fingerprint)
+            try:
+                seen, html = await asyncio.wait_for(future, RENDER_TIMEOUT_S)
+            except TimeoutError:
+                self.close()  # the child may hang on the store: a fresh one next time
+                raise StoreUnavailable(
+                    f"the dashboard was not computed within {RENDER_TIMEOUT_S:g} s"
+                ) from None
+            self._read_at, self._changes = time.monotonic(), changes
+            if html is not None:
+                self._html, self._fingerprint = html, seen
+                proxy.metrics.dashboard_renders.inc()
+            assert self._html is not None
+            return self._html
+
+    def close(self) -> None:
+        """End the child (at shutdown, or when it took too long); a page it was computing is dropped."""
+        child, self._child = self._child, None
+        if child is None:
+            return
+        processes = list(getattr(child, "_processes", {}).values())  # the executor cannot kill a busy worker
+        child.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.kill()
+            process.join()
 
 
-class EstimateCache:
-    """The last estimates, kept while the logged tasks they were computed on are the same (the bootstrap
-    takes a moment on a long log; a page reload with no new outcome should not)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._key: str | None = None
-        self._estimates: list[PolicyEstimate] = []
-
-    @staticmethod
-    def key(data: LoggedTasks) -> str:
-        h = hashlib.sha256("\0".join(data.logged.models).encode())
-        for a in (data.logged.served, data.logged.propensity, data.logged.resolved, data.logged.cost):
-            h.update(a.tobytes())
-        if data.router_picks is not None:
-            h.update(data.router_picks.tobytes())
-        return h.hexdigest()
-
-    def estimates(self, data: LoggedTasks) -> list[PolicyEstimate]:
-        key = self.key(data)
-        with self._lock:
-            if key != self._key:
-                self._estimates, self._key = default_estimates(data), key
-            return self._estimates
-
-
-def page(proxy: Proxy, cache: EstimateCache) -> str:
-    """The dashboard's HTML, now (blocking: run it in a worker thread)."""
-    d = dashboard(
-        store_records(proxy),
-        router=proxy.serving.router.name,
-        pool=proxy.pool,
-        serving_sha256=proxy.checkpoint_sha256,
-        now=datetime.now(UTC),
-        estimate=cache.estimates,
-    )
-    return render(d)
-
-
-def add_dashboard(app: Starlette) -> Starlette:
-    """Add `GET /dashboard` to serve's `app` when its config has `[admin]` (else nothing)."""
-    proxy: Proxy = app.state.proxy
-    token = admin_token(proxy.config)
-    if token is None:
-        return app
-    cache = EstimateCache()
+def dashboard_routes(proxy: Proxy) -> list[tuple[str, Handler]]:
+    """`GET /dashboard` when the config has `[admin]` (else no route)."""
+    token = proxy.admin_token
+    if proxy.config.admin is None:
+        return []
+    cache = PageCache(proxy)
 
     async def endpoint(request: Request) -> Response:
-        if not authorized(request.headers.get("authorization"), token):
-            return error_response(
-                401,
-                "the dashboard needs `Authorization: Bearer <token>` with the token of [admin] token_env",
-                "authentication_error",
-                {"www-authenticate": "Bearer"},
-            )
-        html = await anyio.to_thread.run_sync(page, proxy, cache)
+        if token is None or not authorized(request.headers.get("authorization"), token):
+            return unauthorized("the dashboard", "[admin] token_env")
+        html = await cache.html()
         headers = {"content-security-policy": CONTENT_SECURITY_POLICY, "cache-control": "no-store"}
         return HTMLResponse(html, headers=headers)
 
-    app.add_route(DASHBOARD_PATH, endpoint, methods=["GET"])
-    return app
+    return [(DASHBOARD_PATH, endpoint)]

@@ -124,6 +124,16 @@ class AdminConfig(FrozenModel):
     refused at start."""
 
 
+class MetricsConfig(FrozenModel):
+    """`[metrics]`: who may read `GET /metrics` (absent: anyone who reaches the port, as Prometheus
+    scrapes by default)."""
+
+    token_env: str | None = Field(default=None, min_length=1)
+    """Environment variable holding the bearer token a scrape must carry (`Authorization: Bearer
+    <token>`; without it, 401); None: no token. Not the admin token: a scraper should not be able to
+    reload the router. An unset variable is refused at start."""
+
+
 class ExploreConfig(FrozenModel):
     """`[explore]`: route a share of new tasks to a uniformly drawn pool model, so that every model's
     outcomes are seen (and the logged propensities let a log judge other routers off-policy)."""
@@ -158,6 +168,8 @@ class ServeConfig(FrozenModel):
     admin: AdminConfig | None = None
     """`[admin]`: enables the admin routes, `GET /dashboard` and `POST /admin/reload` (absent: they do not
     exist, 404)."""
+    metrics: MetricsConfig = MetricsConfig()
+    """`[metrics]`: the bearer token of `GET /metrics` (absent: none; the route always exists)."""
 
     @model_validator(mode="after")
     def _fallbacks_known(self) -> ServeConfig:
@@ -207,6 +219,9 @@ def check_serves_pool(config: ServeConfig, pool: list[str], path: str | os.PathL
                 raise ServeConfigError(f"{path}: feedback.{field}: variable {env} is not set")
     if config.admin is not None and not os.environ.get(config.admin.token_env):
         raise ServeConfigError(f"{path}: admin.token_env: variable {config.admin.token_env} is not set")
+    metrics_env = config.metrics.token_env
+    if metrics_env is not None and not os.environ.get(metrics_env):
+        raise ServeConfigError(f"{path}: metrics.token_env: variable {metrics_env} is not set")
 
 
 def api_key(up: UpstreamConfig) -> str | None:
@@ -228,3 +243,9 @@ def admin_token(config: ServeConfig) -> str | None:
     if config.admin is None:
         return None
     return os.environ.get(config.admin.token_env) or None
+
+
+def metrics_token(config: ServeConfig) -> str | None:
+    """The bearer token a `GET /metrics` scrape must carry; None: no token asked."""
+    env = config.metrics.token_env
+    return None if env is None else os.environ.get(env) or None
