@@ -13,14 +13,10 @@ from collections.abc import Callable
 from router_oracle.frontier import ModelPoint
 from router_train.route.deploy import OperatingPoint, Scorer, dial_point
 from router_train.route.spec import CheckpointSpec, RouteError
-from router_train.scoring.dial import (
-    CalibrationPoint,
-    DialCalibration,
-    operating_point,
-    point_for_quality,
-)
+from router_train.scoring.backing import backing, objective_dial
+from router_train.scoring.dial import DialCalibration
 from router_train.scoring.floor import Objective, floor_mix
-from router_train.scoring.safe_point import SafePoint, dial_estimate, dial_margin, honoured, known_gap
+from router_train.scoring.safe_point import SafePoint
 
 
 def calibration_for(
@@ -48,38 +44,6 @@ def model_points(scorer: Scorer, calibration: DialCalibration, flag: str) -> lis
             calibration.model_ids, calibration.model_costs, calibration.model_resolved, strict=True
         )
     ]
-
-
-def objective_dial(calibration: DialCalibration, objective: Objective, points: list[ModelPoint]) -> CalibrationPoint:
-    """The router's own point at `objective` on its training tasks: at a budget the richest point within
-    it, at a quality the cheapest point reaching it (`scoring.dial`)."""
-    if objective.budget is not None:
-        return operating_point(calibration, objective.budget)
-    return point_for_quality(calibration, objective.target_rate(points))
-
-
-def backing(safe: SafePoint | None, dial: float, target: float | None = None) -> tuple[bool, str]:
-    """Whether the fit's inner estimate at `dial` backs routing there, and the estimate in words (real
-    numbers, or that there is none). Backed: it beats the mix by its kind's dial margin (and, with a
-    quality `target`, resolves at least that much out of fold). A checkpoint that stores no dial
-    estimates (older, or a kind without them: `local-anypool`) routes where asked, unchecked, as before."""
-    estimate = None if safe is None else dial_estimate(safe, dial)
-    if safe is None or estimate is None:
-        return True, "unchecked: the checkpoint stores no inner estimate of its dial points"
-    gap, margin = known_gap(estimate), dial_margin(safe)
-    if gap is None:
-        return False, (
-            f"no inner estimate of the router there ({estimate.name}: its routes cost less than every "
-            "single model, so there is no mix to compare with)"
-        )
-    ok = honoured(estimate, margin)
-    words = (
-        f"the fit's inner estimate there ({estimate.name}) is {100 * gap:+.2f} points vs the mix, "
-        f"{'above' if ok else 'not above'} +{100 * margin:g}"
-    )
-    if ok and target is not None and estimate.resolved < target:
-        return False, f"{words} but resolves {100 * estimate.resolved:.1f}% < {100 * target:.1f}% out of fold"
-    return ok, words
 
 
 def floor_point(

@@ -24,7 +24,8 @@ from router_oracle.infra.file_hash import sha256_file
 from router_oracle.table import TaskRecord
 from router_oracle.table_check import load_table
 from router_train.route.deploy import NATIVE, OperatingPoint, Scorer, dial_point
-from router_train.route.floor import backing, calibration_for, floor_point, objective_point
+from router_train.route.floor import calibration_for, floor_point, objective_point
+from router_train.scoring.backing import backing
 from router_train.route.spec import CheckpointSpec, RouteError
 from router_train.scoring.dial import DialCalibration, point_for_dial
 from router_train.scoring.floor import Objective
@@ -132,7 +133,7 @@ def point_for(
 
 
 def checked(scorer: Scorer, spec: CheckpointSpec, asked: OperatingPoint, safe: SafePoint) -> OperatingPoint:
-    """`asked` (a `--dial`) where the fit's inner estimate at its dial backs it (`route.floor.backing`);
+    """`asked` (a `--dial`) where the fit's inner estimate at its dial backs it (`scoring.backing.backing`);
     else the floor at the dial's expected cost on the training tasks, saying so in every decision's
     reason and in one line at load."""
     assert asked.dial is not None and asked.bought is not None and asked.calibration is not None
