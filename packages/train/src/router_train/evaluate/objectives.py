@@ -106,7 +106,7 @@ def fit_picks(
         if scores is not None and cal is not None:
             bought = objective_dial(cal, objective, singles)
             target = None if objective.quality is None else objective.target_rate(singles)
-            backed = backing(scores.safe_point, bought.dial, target)[0]
+            backed = backing(scores.safe_point, bought.dial, target, objective.budget)[0]
             if backed:
                 picks[i] = apply_dial(scores.test, np.asarray(cal.model_costs), bought.dial)
         if not backed:

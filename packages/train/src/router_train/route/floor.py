@@ -73,7 +73,7 @@ def objective_point(
         backed, words = True, "unchecked (--no-safe-point)"
     else:
         target = None if objective.quality is None else objective.target_rate(points)
-        backed, words = backing(safe, bought.dial, target)
+        backed, words = backing(safe, bought.dial, target, objective.budget)
     if not backed:
         return floor_point(scorer, calibration, objective, f"{flag}: the router's point refused, {words}", flag)
     reason = f"{flag}: the router's point, {words}"

@@ -18,10 +18,19 @@ def objective_dial(calibration: DialCalibration, objective: Objective, points: l
     return point_for_quality(calibration, objective.target_rate(points))
 
 
-def backing(safe: SafePoint | None, dial: float, target: float | None = None) -> tuple[bool, str]:
+SPEND_TOLERANCE = 1.0
+"""A router's point at a budget is backed only where its inner estimate spends at most this multiple of
+the budget out of fold: its in-sample calibration underspends new tasks (bench_objectives.py: routers
+backed on the default pool spent 1.07-1.08 x the budget without this check)."""
+
+
+def backing(
+    safe: SafePoint | None, dial: float, target: float | None = None, budget: float | None = None
+) -> tuple[bool, str]:
     """Whether the fit's inner estimate at `dial` backs routing there, and the estimate in words (real
     numbers, or that there is none). Backed: it beats the mix by its kind's dial margin (and, with a
-    quality `target`, resolves at least that much out of fold). A checkpoint that stores no dial
+    quality `target`, resolves at least that much out of fold; at a `budget`, spends at most
+    `SPEND_TOLERANCE` x it out of fold). A checkpoint that stores no dial
     estimates (older, or a kind without them: `local-anypool`) routes where asked, unchecked, as before."""
     estimate = None if safe is None else dial_estimate(safe, dial)
     if safe is None or estimate is None:
@@ -39,4 +48,6 @@ def backing(safe: SafePoint | None, dial: float, target: float | None = None) ->
     )
     if ok and target is not None and estimate.resolved < target:
         return False, f"{words} but resolves {100 * estimate.resolved:.1f}% < {100 * target:.1f}% out of fold"
+    if ok and budget is not None and estimate.cost_per_task > SPEND_TOLERANCE * budget:
+        return False, f"{words} but spends ${estimate.cost_per_task:.3f}/task out of fold, over {SPEND_TOLERANCE:g} x the budget"
     return ok, words

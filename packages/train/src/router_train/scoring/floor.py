@@ -25,8 +25,8 @@ from router_oracle.frontier import ModelPoint, best_mix_at_cost, cheapest_mix_at
 from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.infra.report_numbers import EPS, rounded
 
-QUALITY_PATTERN = re.compile(r"^\s*(?:(best)\s*-\s*)?(\d+(?:\.\d*)?|\.\d+)\s*$")
-"""`--quality`: a rate (`0.78`) or `best-D` (D below the best single model's rate)."""
+QUALITY_PATTERN = re.compile(r"^\s*(?:(best)(?:\s*-\s*(\d+(?:\.\d*)?|\.\d+))?|(\d+(?:\.\d*)?|\.\d+))\s*$")
+"""`--quality`: a rate (`0.78`), `best` or `best-D` (D below the best single model's rate)."""
 
 MAX_BELOW_BEST = 1.0
 """`best-D`: D is a fraction of resolve rate, at most 1."""
@@ -37,12 +37,13 @@ def parse_quality(text: str) -> tuple[float | None, float | None]:
     expected otherwise."""
     m = QUALITY_PATTERN.match(text)
     if m is None:
-        raise ValueError(f"quality {text!r}: expected a resolve rate in (0, 1] (e.g. 0.78) or best-D (e.g. best-0.02)")
-    value = float(m.group(2))
+        raise ValueError(f"quality {text!r}: expected a resolve rate in (0, 1] (e.g. 0.78), best or best-D (e.g. best-0.02)")
     if m.group(1):
+        value = float(m.group(2) or 0.0)
         if value > MAX_BELOW_BEST:
             raise ValueError(f"quality {text!r}: best-D takes D in [0, 1] (a fraction of resolve rate)")
         return None, value
+    value = float(m.group(3))
     if not 0 < value <= 1:
         raise ValueError(f"quality {text!r}: a resolve rate is in (0, 1] (e.g. 0.78 for 78%)")
     return value, None
@@ -147,8 +148,13 @@ def task_unit(key: str) -> float:
 
 
 def floor_pick(mix: FloorMix, key: str) -> str:
-    """The model the floor assigns the task `key`: the dearer model when the key's point is below its
-    share, else the cheaper one (the same model on every call, replica and restart)."""
+    """The model the floor assigns the task `key` (the same model on every call, replica and restart)."""
+    return pick_at(mix, task_unit(key))
+
+
+def pick_at(mix: FloorMix, u: float) -> str:
+    """The mix's model at the fixed point `u` in [0, 1): the dearer model when `u` is below its share,
+    else the cheaper one."""
     if len(mix.models) == 1:
         return mix.models[0]
-    return mix.models[1] if task_unit(key) < mix.shares[1] else mix.models[0]
+    return mix.models[1] if u < mix.shares[1] else mix.models[0]
