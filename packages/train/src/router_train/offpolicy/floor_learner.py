@@ -31,9 +31,10 @@ from router_oracle.frontier import ModelPoint
 from router_oracle.infra.frozen_model import FrozenModel
 from router_train.scoring.floor import FloorMix, Objective, floor_mix, pick_at, task_unit
 
-DEFAULT_STRENGTH = 60.0
-"""Resolve-rate prior strength (pseudo-tasks) when none is measured: `prior_strength` on the three shipped
-twin pairs gives about this (docs/evaluate.md, "The floor on the team's traffic")."""
+DEFAULT_STRENGTH = 284.0
+"""Resolve-rate prior strength (pseudo-tasks): `prior_strength` on the three shipped twin pairs, both
+harnesses' tables (`benchmarks/bench_floor_replay.py` prints 284.2): the twins' rates differ by 2.6 points
+rms, about what 500-task sampling noise alone gives, so the table's rate is a strong prior."""
 SCALE_STRENGTH = 5.0
 """Pseudo-tasks at cost scale 1: a harness moves costs by up to 4x (the twins), so the table's scale is
 a weak prior."""
