@@ -12,7 +12,8 @@ and `replay` drive the same object, so replay's learning arm deploys exactly wha
   a dear model rarely served still moves with the scale.
 - Pacing (budgets): the mix is computed at `budget x (1 + (budget x t - spent) / (budget x pacing))`,
   clipped to [0.5, 1.5] x budget: an overspend is paid back over about `pacing` tasks, an underspend spent.
-- Exploration: Thompson sampling. Each assignment draws every model's rate from its posterior (a generator
+- Exploration: Thompson sampling. Each assignment draws every model's rate from its posterior and its
+  cost around its posterior mean (log-normal, `COST_LOG_SD` shrinking with its own outcomes; a generator
   seeded by the task key and the step), computes the mix on the draws, and picks by the task's fixed
   point (`scoring.floor.task_unit`); the propensity logged is the mean share of the picked model over
   `draws` such draws (the probability the policy gave it). As posteriors tighten, draws agree: exploration
@@ -41,6 +42,11 @@ a weak prior."""
 COST_STRENGTH = 20.0
 """Pseudo-tasks at `scale x` a model's table cost: the twins' per-model cost factors differ from their
 pool's shared one by about 0.4 in log, so a model's own costs take over after a few dozen tasks."""
+COST_LOG_SD = 0.4
+"""Prior spread of a model's cost around the shared scale, in log: the twins' per-model cost factors differ
+from their pool's shared one by about this. Thompson draws sample it (shrinking as the model's own costs
+arrive), so a model the table prices off the frontier is still tried where this traffic may price it on
+(the Claude twins: the cost ranking flips between harnesses)."""
 PACING = 50.0
 """Tasks over which an over- or underspend is paid back."""
 DRAWS = 64
@@ -183,7 +189,11 @@ class FloorLearner:
             return Assignment(model, _share(mean_mix, model), self._summary(a, b, costs, objective, mean_mix))
         seed = int.from_bytes(hashlib.sha256(f"{key}\0{self.tasks}".encode()).digest()[:8], "big")
         rng = np.random.default_rng(seed)
-        mixes = [self._mix(rng.beta(a, b), costs, objective) for _ in range(self.draws)]
+        spread = COST_LOG_SD * np.sqrt(self.cost_strength / (self.cost_strength + self.n))
+        mixes = [
+            self._mix(rng.beta(a, b), costs * np.exp(rng.normal(0.0, spread)), objective)
+            for _ in range(self.draws)
+        ]
         model = pick_at(mixes[0], u)
         propensity = float(np.mean([_share(m, model) for m in mixes]))
         return Assignment(model, max(propensity, 1.0 / self.draws), self._summary(a, b, costs, objective, mean_mix))
