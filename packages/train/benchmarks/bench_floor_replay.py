@@ -32,7 +32,9 @@ SHARES = (0.25, 0.5, 0.75)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--dir", type=Path, required=True, help="where the twin tables are")
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--strength", type=float, default=None, help="default: measured from the twins")
@@ -55,7 +57,10 @@ def main() -> None:
     pairs = [(table_points(tables[a], pool[a]), table_points(tables[b], pool[b])) for a, b in PAIRS]
     measured = prior_strength(pairs)
     strength = measured if args.strength is None else args.strength
-    print(f"prior strength measured from the twins' disagreement: {measured:.1f} pseudo-tasks; used {strength:.1f}")
+    print(
+        f"prior strength measured from the twins' disagreement: {measured:.1f} pseudo-tasks; "
+        f"used {strength:.1f}"
+    )
     seeds = list(range(args.seeds))
     for a, b in PAIRS:
         for prior_name, traffic_name in ((a, b), (b, a)):

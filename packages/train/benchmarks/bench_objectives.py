@@ -6,8 +6,7 @@ per objective (10 budgets from the cheapest to the dearest model, 3 quality targ
 (the router where its inner estimate backs its point, else the floor) against the mix at the objective,
 with the rows' 95% paired bootstrap, and the realised spend over the budget. Prints the table and a
 verdict per goal: no interval wholly below the mix, spend within [0.8, 1.05] x budget (or below it at
-the dearest model), spend monotone in the budget. Also the old fallback (the default point) for contrast:
-what `route --budget` served on main dabf896 where the point was refused.
+the dearest model), spend monotone in the budget.
 
     PYTHONPATH=packages/oracle/src:packages/env/src:packages/train/src \\
         python packages/train/benchmarks/bench_objectives.py --table T.json --fold-seeds 0 [--local]
@@ -16,6 +15,7 @@ what `route --budget` served on main dabf896 where the point was refused.
 from __future__ import annotations
 
 import argparse
+import itertools
 import pickle
 import time
 from pathlib import Path
@@ -25,12 +25,16 @@ SPEND_BAND = (0.8, 1.05)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--table", type=Path, default=None, help="default: the env's bundled table")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--fold-seeds", default="0")
     parser.add_argument("--local", action="store_true", help="also local-grpo (slower)")
-    parser.add_argument("--cache", type=Path, default=None, help="pickle of the fits: read if there, else written")
+    parser.add_argument(
+        "--cache", type=Path, default=None, help="pickle of the fits: read if there, else written"
+    )
     args = parser.parse_args()
 
     from router_frontier_rl import bundled_table_path
@@ -76,7 +80,7 @@ def main() -> None:
             and not (p.budget == dearest and p.spend_ratio <= SPEND_BAND[1])
         ]
         spend = [p.cost_per_task for p in budgets]
-        monotone = all(b >= a - 1e-9 for a, b in zip(spend, spend[1:], strict=False))
+        monotone = all(b >= a - 1e-9 for a, b in itertools.pairwise(spend))
         print(
             f"{name}: wholly below the mix at {len(below)} of {len(points)} objectives {below or ''}; "
             f"spend outside [{SPEND_BAND[0]}, {SPEND_BAND[1]}] x budget at {len(outside)} of {len(budgets)} "

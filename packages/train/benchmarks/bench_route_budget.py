@@ -14,6 +14,7 @@ spend is monotone in the budget.
 from __future__ import annotations
 
 import argparse
+import itertools
 from pathlib import Path
 
 BUDGETS = 10
@@ -21,7 +22,9 @@ BUDGETS = 10
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--checkpoint", type=Path, required=True)
     parser.add_argument("--table", type=Path, default=None, help="default: the env's bundled table")
     args = parser.parse_args()
@@ -50,8 +53,10 @@ def main() -> None:
         cols = np.asarray([router.pool.index(d.model) for d in decisions if d.model is not None])
         c, r = float(cost[rows, cols].mean()), float(resolved[rows, cols].mean())
         spends.append(c)
-        print(f"{budget:>8.3f} {decisions[0].chooser or '-':>8} {c:>7.3f} {c / budget:>7.2f} {100 * r:>7.1f}%")
-    monotone = all(b >= a - 1e-9 for a, b in zip(spends, spends[1:], strict=False))
+        print(
+            f"{budget:>8.3f} {decisions[0].chooser or '-':>8} {c:>7.3f} {c / budget:>7.2f} {100 * r:>7.1f}%"
+        )
+    monotone = all(b >= a - 1e-9 for a, b in itertools.pairwise(spends))
     print(f"spend monotone in the budget: {'yes' if monotone else 'NO'}")
 
 

@@ -94,10 +94,13 @@ def test_a_refused_budget_routes_at_the_mix_not_the_cheapest_model(
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text(
         "".join(
-            json.dumps({"instance_id": k, "repo": "o/r", "problem_statement": f"bug {k}"}) + "\n" for k in KEYS
+            json.dumps({"instance_id": k, "repo": "o/r", "problem_statement": f"bug {k}"}) + "\n"
+            for k in KEYS
         )
     )
-    decisions, err = _route(capsys, "--checkpoint", str(refused), "--tasks", str(tasks), "--budget", f"{budget:g}")
+    decisions, err = _route(
+        capsys, "--checkpoint", str(refused), "--tasks", str(tasks), "--budget", f"{budget:g}"
+    )
     assert {d["chooser"] for d in decisions} == {"floor"}
     assert len({d["model"] for d in decisions}) == 2  # the mix's two models, not the cheapest alone
     assert "+0.00 points vs the mix, not above" in err and "routing at the floor" in err

@@ -26,10 +26,17 @@ from router_train.commands import summary
 from router_train.irt.checkpoint import read_irt
 from router_train.offpolicy.estimators import MIN_TRIED
 from router_train.offpolicy.floor_learner import DEFAULT_STRENGTH
-from router_train.offpolicy.floor_replay import ArmPoint, budget_at, regret_lines, replay_objective, table_points, traffic_of
+from router_train.offpolicy.floor_replay import (
+    ArmPoint,
+    budget_at,
+    regret_lines,
+    replay_objective,
+    table_points,
+    traffic_of,
+)
 from router_train.offpolicy.replay import ReplayError, SeedResult, coverage, replay_seed, setup
-from router_train.scoring.floor import Objective
 from router_train.offpolicy.replay_plot import render_png
+from router_train.scoring.floor import Objective
 
 Rate = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]
 """An exploration rate in [0, 1)."""
@@ -67,7 +74,9 @@ class Options(FrozenModel):
     table's mix) and the learning floor (offpolicy.floor_learner, as serve drives it) at each
     --floor-share, and prints their regret against the best mix in hindsight at the budget after
     100 / 200 / 500 tasks"""
-    floor_share: list[Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]] = [0.25, 0.5, 0.75]
+    floor_share: list[Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]] = Field(
+        default_factory=lambda: [0.25, 0.5, 0.75]
+    )
     """with --prior-table, a budget this share of the way from the cheapest to the dearest model's cost on
     that table (repeat the flag for several)"""
     prior_strength: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)] = DEFAULT_STRENGTH
@@ -167,19 +176,26 @@ def floor_arms(
     assert options.prior_table is not None
     prior_table = load_table(options.prior_table)
     if sorted(prior_table.pool.ids) != sorted(models):
-        raise ReplayError(f"{options.prior_table}: its pool {sorted(prior_table.pool.ids)} is not the prior's {models}")
+        raise ReplayError(
+            f"{options.prior_table}: its pool {sorted(prior_table.pool.ids)} is not the prior's {models}"
+        )
     prior = table_points(prior_table, models)
     tr = traffic_of(traffic, models)
     out = {}
     for share in options.floor_share:
         objective = Objective(budget=round(budget_at(prior, share), 6))
-        out[objective.describe()] = replay_objective(tr, prior, objective, seeds, strength=options.prior_strength)
+        out[objective.describe()] = replay_objective(
+            tr, prior, objective, seeds, strength=options.prior_strength
+        )
     return out
 
 
 def floor_text(floor: dict[str, dict[str, list[list[ArmPoint]]]]) -> str:
     """The floor arms' regret lines (mean [min, max] over seeds, points) and spend over the budget."""
-    lines = ["the floor at each budget: regret vs the best mix in hindsight at the budget, points, mean [min, max] over seeds; spend / budget"]
+    lines = [
+        "the floor at each budget: regret vs the best mix in hindsight at the budget, points, "
+        "mean [min, max] over seeds; spend / budget"
+    ]
     for flag, arms in floor.items():
         lines += regret_lines("", Objective(budget=float(flag.split()[1])), arms)
     return "\n".join(line.strip() for line in lines)

@@ -88,8 +88,11 @@ def train_singles(outcomes: tuple[np.ndarray, np.ndarray], pool: Sequence[str]) 
 
 
 def fit_picks(
-    scores: RouterScores | None, train: Sequence[TaskRecord], test: Sequence[TaskRecord],
-    outcomes: tuple[np.ndarray, np.ndarray], pool: Sequence[str],
+    scores: RouterScores | None,
+    train: Sequence[TaskRecord],
+    test: Sequence[TaskRecord],
+    outcomes: tuple[np.ndarray, np.ndarray],
+    pool: Sequence[str],
 ) -> tuple[np.ndarray, list[bool], list[float | None]]:
     """One fit's served model column per objective and test task (objectives, tests), whether the router
     chose at each objective, and each budget. `scores` None: the floor alone."""
@@ -168,7 +171,13 @@ def _all_singles(resolved: np.ndarray, cost: np.ndarray, pool: Sequence[str]) ->
 
 
 def _point(
-    label: str, budget: float | None, res: np.ndarray, cst: np.ndarray, rs: TaskResample, chose: int, fits: int
+    label: str,
+    budget: float | None,
+    res: np.ndarray,
+    cst: np.ndarray,
+    rs: TaskResample,
+    chose: int,
+    fits: int,
 ) -> ObjectivePoint:
     r, c = float(res.mean()), float(cst.mean())
     mr = rs.model_resolved.mean(axis=1)[:, None]
@@ -202,7 +211,8 @@ def objective_table(rows: dict[str, list[ObjectivePoint]]) -> list[str]:
     resolved, spend / budget, vs the mix at the objective [95% CI], `BELOW` where wholly below)."""
     out = [
         "objective: each learned router at --budget / --quality where its inner estimate backs its point, "
-        "else the floor (the mix there); vs mix at the budget (quality: at the served cost), 95% paired bootstrap",
+        "else the floor (the mix there); vs mix at the budget (quality: at the served cost), "
+        "95% paired bootstrap",
         f"{'router':<24} {'objective':<20} {'budget':>7} {'router':>7} {'$/task':>7} {'spend/b':>7} "
         f"{'resolved':>8}  vs mix",
     ]

@@ -49,7 +49,7 @@ arrive), so a model the table prices off the frontier is still tried where this 
 (the Claude twins: the cost ranking flips between harnesses)."""
 PACING = 50.0
 """Tasks over which an over- or underspend is paid back."""
-DRAWS = 64
+DRAWS = 16
 """Posterior draws the logged propensity is averaged over."""
 PACE_CLIP = (0.5, 1.5)
 """The paced budget stays within these multiples of the budget."""
@@ -196,7 +196,9 @@ class FloorLearner:
         ]
         model = pick_at(mixes[0], u)
         propensity = float(np.mean([_share(m, model) for m in mixes]))
-        return Assignment(model, max(propensity, 1.0 / self.draws), self._summary(a, b, costs, objective, mean_mix))
+        return Assignment(
+            model, max(propensity, 1.0 / self.draws), self._summary(a, b, costs, objective, mean_mix)
+        )
 
     def _summary(
         self, a: np.ndarray, b: np.ndarray, costs: np.ndarray, objective: Objective, mix: FloorMix

@@ -98,7 +98,9 @@ def learning_stream(
     return served, prop
 
 
-def static_stream(tr: Traffic, order: np.ndarray, prior: Sequence[ModelPoint], objective: Objective) -> np.ndarray:
+def static_stream(
+    tr: Traffic, order: np.ndarray, prior: Sequence[ModelPoint], objective: Objective
+) -> np.ndarray:
     """The static floor on one stream: the prior table's mix, each task by its key."""
     mix = floor_mix(prior, objective)
     return np.asarray([tr.models.index(floor_pick(mix, tr.keys[i])) for i in order], dtype=np.int64)
@@ -123,7 +125,9 @@ def replay_objective(
     out: dict[str, list[list[ArmPoint]]] = {"static floor": [], "learning floor": []}
     for seed in seeds:
         order = np.random.default_rng(seed).permutation(len(tr.keys))
-        out["static floor"].append(arm_points(tr, order, static_stream(tr, order, prior, objective), objective))
+        out["static floor"].append(
+            arm_points(tr, order, static_stream(tr, order, prior, objective), objective)
+        )
         served, _ = learning_stream(tr, order, prior, objective, **learner)
         out["learning floor"].append(arm_points(tr, order, served, objective))
     return out

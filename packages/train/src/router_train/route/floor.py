@@ -75,6 +75,10 @@ def objective_point(
         target = None if objective.quality is None else objective.target_rate(points)
         backed, words = backing(safe, bought.dial, target, objective.budget)
     if not backed:
-        return floor_point(scorer, calibration, objective, f"{flag}: the router's point refused, {words}", flag)
+        return floor_point(
+            scorer, calibration, objective, f"{flag}: the router's point refused, {words}", flag
+        )
     reason = f"{flag}: the router's point, {words}"
-    return dial_point(scorer.pool, bought.dial, calibration, bought, chooser="router", reason=reason, note=reason)
+    return dial_point(
+        scorer.pool, bought.dial, calibration, bought, chooser="router", reason=reason, note=reason
+    )

@@ -25,8 +25,8 @@ from router_oracle.table import TaskRecord
 from router_oracle.table_check import load_table
 from router_train.route.deploy import NATIVE, OperatingPoint, Scorer, dial_point
 from router_train.route.floor import calibration_for, floor_point, objective_point
-from router_train.scoring.backing import backing
 from router_train.route.spec import CheckpointSpec, RouteError
+from router_train.scoring.backing import backing
 from router_train.scoring.dial import DialCalibration, point_for_dial
 from router_train.scoring.floor import Objective
 from router_train.scoring.safe_point import SafePoint

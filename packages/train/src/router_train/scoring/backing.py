@@ -10,7 +10,9 @@ from router_train.scoring.floor import Objective
 from router_train.scoring.safe_point import SafePoint, dial_estimate, dial_margin, honoured, known_gap
 
 
-def objective_dial(calibration: DialCalibration, objective: Objective, points: list[ModelPoint]) -> CalibrationPoint:
+def objective_dial(
+    calibration: DialCalibration, objective: Objective, points: list[ModelPoint]
+) -> CalibrationPoint:
     """The router's own point at `objective` on its training tasks: at a budget the richest point within
     it, at a quality the cheapest point reaching it (`scoring.dial`)."""
     if objective.budget is not None:
@@ -49,5 +51,9 @@ def backing(
     if ok and target is not None and estimate.resolved < target:
         return False, f"{words} but resolves {100 * estimate.resolved:.1f}% < {100 * target:.1f}% out of fold"
     if ok and budget is not None and estimate.cost_per_task > SPEND_TOLERANCE * budget:
-        return False, f"{words} but spends ${estimate.cost_per_task:.3f}/task out of fold, over {SPEND_TOLERANCE:g} x the budget"
+        return (
+            False,
+            f"{words} but spends ${estimate.cost_per_task:.3f}/task out of fold, "
+            f"over {SPEND_TOLERANCE:g} x the budget",
+        )
     return ok, words

@@ -37,7 +37,10 @@ def parse_quality(text: str) -> tuple[float | None, float | None]:
     expected otherwise."""
     m = QUALITY_PATTERN.match(text)
     if m is None:
-        raise ValueError(f"quality {text!r}: expected a resolve rate in (0, 1] (e.g. 0.78), best or best-D (e.g. best-0.02)")
+        raise ValueError(
+            f"quality {text!r}: expected a resolve rate in (0, 1] (e.g. 0.78), best "
+            "or best-D (e.g. best-0.02)"
+        )
     if m.group(1):
         value = float(m.group(2) or 0.0)
         if value > MAX_BELOW_BEST:
@@ -84,11 +87,13 @@ class FloorMix(FrozenModel):
     model reaches): what the floor does instead, in words; else None."""
 
     def describe(self) -> str:
-        """`mix of a 22% / b 78% ($1.100/task, 77.4% resolved)` or `always a ($0.466/task, 62.0% resolved)`."""
+        """`mix of a 22% / b 78% ($1.100/task, 77.4% resolved)` or `always a ($0.466/task, 62.0%
+        resolved)`."""
         what = (
             f"always {self.models[0]}"
             if len(self.models) == 1
-            else "mix of " + " / ".join(f"{m} {100 * s:.0f}%" for m, s in zip(self.models, self.shares, strict=True))
+            else "mix of "
+            + " / ".join(f"{m} {100 * s:.0f}%" for m, s in zip(self.models, self.shares, strict=True))
         )
         return f"{what} (${self.cost:.3f}/task, {100 * self.resolved:.1f}% resolved)"
 
