@@ -147,7 +147,7 @@ def regret_lines(name: str, objective: Objective, arms: dict[str, list[list[ArmP
         for k, first in enumerate(per_seed[0]):
             regrets = [s[k].regret for s in per_seed]
             cell = f"@{first.tasks}: {np.mean(regrets):+.2f} [{min(regrets):+.2f}, {max(regrets):+.2f}]"
-            ratios = [s[k].spend_ratio for s in per_seed if s[k].spend_ratio is not None]
+            ratios = [r for s in per_seed if (r := s[k].spend_ratio) is not None]
             if ratios:
                 cell += f" spend {np.mean(ratios):.2f}"
             cells.append(cell)
