@@ -136,3 +136,18 @@ def test_an_honoured_budget_says_the_router_chose(
     )
     assert decisions[0]["chooser"] == "router" and "the router's point" in str(decisions[0]["reason"])
     assert "operating point: dial" in err
+
+
+def test_serve_config_router_table_takes_quality(balanced_logreg_checkpoint: Path, tmp_path: Path) -> None:
+    from router_train.route import CheckpointSpec
+    from router_train.serve.config import ServeConfigError, read_config
+
+    path = tmp_path / "serve.toml"
+    up = '[upstreams.m]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+    for value, expected in (('"best-0.02"', "best-0.02"), ("0.78", "0.78")):
+        path.write_text(f'[router]\ncheckpoint = "{balanced_logreg_checkpoint}"\nquality = {value}\n{up}')
+        router = read_config(path).router
+        assert isinstance(router, CheckpointSpec) and router.quality == expected
+    path.write_text(f'[router]\ncheckpoint = "{balanced_logreg_checkpoint}"\nquality = "most"\n{up}')
+    with pytest.raises(ServeConfigError, match="quality"):
+        read_config(path)

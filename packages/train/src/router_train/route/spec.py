@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
+    BeforeValidator,
     Field,
     TypeAdapter,
     ValidatorFunctionWrapHandler,
@@ -45,7 +46,12 @@ def _quality(text: str) -> str:
     return text.strip().replace(" ", "")
 
 
-Quality = Annotated[str, AfterValidator(_quality)]
+def _quality_text(value: Any) -> Any:
+    """A TOML number (`quality = 0.78`) as its text, so both spellings read alike."""
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+
+
+Quality = Annotated[str, BeforeValidator(_quality_text), AfterValidator(_quality)]
 """`--quality` / `quality`: a resolve rate in (0, 1] or `best-D` (`scoring.floor.parse_quality`)."""
 
 
