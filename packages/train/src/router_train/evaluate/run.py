@@ -12,7 +12,7 @@ from router_oracle.analysis.noise import NoiseEstimate, default_measured, estima
 from router_oracle.infra.file_hash import sha256_file
 from router_oracle.table import OracleTable, TaskRecord
 from router_oracle.table_check import load_table
-from router_train.evaluate import curves
+from router_train.evaluate import curves, objectives
 from router_train.evaluate.config import EvaluateConfig, Source
 from router_train.evaluate.cross_harness import (
     blinded_partitions,
@@ -149,7 +149,8 @@ def with_curves(
     pool: list[str],
     seed: int,
 ) -> Evaluation:
-    """`ev` with each scoring router's cost dial curve and the reference curves (`curves.build_curves`)."""
+    """`ev` with each scoring router's cost dial curve and the reference curves (`curves.build_curves`),
+    and what each serves at every objective (`objectives.served_objectives`)."""
     by_name, summary = curves.build_curves(partitions, scores, tasks, pool, seed)
     rows = [
         r.model_copy(update={"curve": by_name[r.name].points, "curve_metrics": by_name[r.name].metrics})
@@ -157,7 +158,8 @@ def with_curves(
         else r
         for r in ev.routers
     ]
-    return ev.model_copy(update={"routers": rows, "curves": summary})
+    served = objectives.served_objectives(partitions, scores, tasks, pool, seed)
+    return ev.model_copy(update={"routers": rows, "curves": summary, "objectives": served or None})
 
 
 def default_local_routers() -> list[tuple[str, LocalTrainConfig]]:
