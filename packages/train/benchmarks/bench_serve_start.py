@@ -8,7 +8,8 @@ A stub OpenAI-compatible upstream (`serve_harness.StubUpstream`) and a serve con
 model to it; then, `--runs` times for each `--src` (a repository root whose packages' sources the serve
 process imports; default: this one; give another checkout, e.g. the main branch's, to compare), a fresh
 `router-train serve` process: the seconds from its start to `/health` answering 200, and to the first
-chat request's answer (the task routed, the stub's reply passed back). Also each tree's first-party
+chat request's answer (the task routed, the stub's reply passed back), and the CPU seconds it had used
+by then (steadier than wall time on a loaded machine). Also each tree's first-party
 module count after `import router_train.commands.serve` in a fresh interpreter. The checkpoint is a
 `router-train local` router of 5 steps unless given (trained once, by this process).
 """
@@ -56,8 +57,16 @@ def _chat() -> dict[str, object]:
     return {"model": "router", "messages": [{"role": "user", "content": "Fix the crash in QuerySet.only()."}]}
 
 
-def _one_start(root: Path, config: Path, log: Path) -> tuple[float, float]:
-    """One serve process from `root`: seconds to /health 200, and to the first chat answered."""
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process `pid` has used so far (Linux /proc): the start's cost, which
+    the machine's load moves far less than its wall time."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _one_start(root: Path, config: Path, log: Path) -> tuple[float, float, float]:
+    """One serve process from `root`: seconds to /health 200, to the first chat answered, and the CPU
+    seconds it had used by then."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     cmd = [sys.executable, "-m", "router_train.cli", "serve", str(config), "--port", str(port)]
@@ -77,9 +86,10 @@ def _one_start(root: Path, config: Path, log: Path) -> tuple[float, float]:
             health = time.perf_counter() - start
             answer = client.post(f"{url}/v1/chat/completions", json=_chat())
             first = time.perf_counter() - start
+            cpu = _cpu_s(proc.pid)
             if answer.status_code != 200:
                 raise SystemExit(f"the first chat request answered {answer.status_code}: {answer.text}")
-        return health, first
+        return health, first, cpu
     finally:
         proc.terminate()
         proc.wait(timeout=60)
@@ -110,7 +120,7 @@ def main() -> int:
         tmp = Path(tmp_dir)
         checkpoint = args.checkpoint or _train(tmp)
         pool = list(load_router(CheckpointSpec(checkpoint=checkpoint)).pool)
-        results: dict[Path, list[tuple[float, float]]] = {r: [] for r in roots}
+        results: dict[Path, list[tuple[float, float, float]]] = {r: [] for r in roots}
         for run in range(args.runs):  # the trees take turns, so a change of load hits each alike
             for i, root in enumerate(roots):
                 state = tmp / f"state-{i}-{run}"
@@ -121,8 +131,9 @@ def main() -> int:
             count = subprocess.run(
                 [sys.executable, "-c", COUNT], env=_env(root), capture_output=True, text=True, check=True
             ).stdout.strip()
-            health = [h for h, _ in times]
-            first = [f for _, f in times]
+            health = [h for h, _, _ in times]
+            first = [f for _, f, _ in times]
+            cpu = [c for _, _, c in times]
             print(f"{root}: {count} first-party modules on `import router_train.commands.serve`")
             print(
                 f"  serve start -> /health 200: median {statistics.median(health):.2f} s "
@@ -130,6 +141,7 @@ def main() -> int:
                 f"{statistics.median(first):.2f} s (min {min(first):.2f}, max {max(first):.2f}); "
                 f"{len(times)} runs"
             )
+            print(f"  serve's CPU seconds by its first answer: median {statistics.median(cpu):.2f} s")
     print(f"load average (1/5/15 min): {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
