@@ -101,7 +101,8 @@ def main() -> int:
     os.environ[ADMIN_ENV] = ADMIN_TOKEN  # the spawned serve inherits it
     admin = {"authorization": f"Bearer {ADMIN_TOKEN}"}
     with tempfile.TemporaryDirectory() as tmp:
-        from router_train.local import LocalTrainConfig, train_local
+        from router_train.local.config import LocalTrainConfig
+        from router_train.local.trainer import train_local
         from router_train.route import CheckpointSpec, load_router
 
         cfg = LocalTrainConfig(output_dir=Path(tmp) / "router", steps=5, tasks_per_step=16, shift_folds=0)

@@ -346,7 +346,7 @@ class SafePointFitter:
     model_ids: tuple[str, ...]
     """The pool's model ids."""
     margins: Margins
-    """The wrapped kind's margins (`RouterKind.fit.margins`)."""
+    """The wrapped kind's margins (`fitting.Fit.margins`)."""
 
     def __call__(self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int) -> list[Decisions]:
         return self.fit_scored(train, test, seed)[0]
