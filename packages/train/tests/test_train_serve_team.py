@@ -210,7 +210,7 @@ def test_replicas_share_decisions_and_outcomes(
                     [(i % 3, t) for t in issues for i in range(3)],
                 )
             )
-        assert all(r.status_code == 200 for r in firsts)
+        assert all(r.status_code == 200 for r in firsts), [(r.status_code, r.text[:200]) for r in firsts if r.status_code != 200]
         models: dict[str, str] = {}
         for r in firsts:
             assert (
