@@ -36,6 +36,8 @@ from router_train.cli import main
 from router_train.serve.records import DecisionRecord, OutcomeRecord
 from router_train.serve.store_open import open_store
 
+IMPORT_PATH = os.pathsep.join(str(Path(p).resolve()) for p in sys.path if p)
+"""This process's import path made absolute now (the test changes directory; Pants' entries are relative)."""
 SECRET = "hunter2-pw"
 ENV_SECRET = "pgpass-env-77"
 
@@ -133,7 +135,7 @@ def test_no_output_of_serve_or_feedback_shows_a_password(
 def serve_outputs(cfg: Path, url: str) -> list[str]:
     """A serving `serve` on `url`: its /health and everything it printed until Ctrl-C."""
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env = {**os.environ, "PYTHONPATH": IMPORT_PATH}
     proc = subprocess.Popen(
         [sys.executable, "-m", "router_train.cli", "serve", str(cfg), "--store", url, "--port", str(port)],
         env=env,

@@ -11,13 +11,9 @@ from pathlib import Path
 from typing import TextIO
 
 from router_train.serve.records import FenceRecord, LogRecord, record_line
-from router_train.serve.store_api import StoreSchemaError
 from router_train.serve.store_usage import USAGE_COLUMNS, TaskUsage
 
-__all__ = ["USAGE_COLUMNS", "DecisionLog", "StoredError", "TaskUsage", "fence_torn_tail"]
-
-StoredError = StoreSchemaError
-"""A store whose tables are not serve's (the older name)."""
+__all__ = ["USAGE_COLUMNS", "DecisionLog", "TaskUsage", "fence_torn_tail"]
 
 
 class DecisionLog:

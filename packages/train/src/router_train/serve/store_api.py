@@ -9,19 +9,12 @@ outcomes are kept as history keyed by (task, revision).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Protocol
 
 from router_train.serve.identity import RequestError
 from router_train.serve.records import DecisionRecord, OutcomeRecord, UsageRecord
-from router_train.serve.store_url import StoreLocation, masked
 from router_train.serve.store_usage import TaskUsage
-
-__all__ = ["InvalidStoreText", "Store", "StoreSchemaError", "StoreUnavailable", "masked", "store_url"]
-
-URL_SCHEMES = ("postgresql://", "postgres://")
-"""The schemes of a PostgreSQL store (any case; `StoreLocation.parse` is the one rule)."""
 
 
 class StoreUnavailable(ValueError):
@@ -100,11 +93,6 @@ class Store(Protocol):
     def close(self) -> None:
         """Release the backend's connection or file (usage still waiting in memory is written first when
         the database answers)."""
-
-
-def store_url(location: str | os.PathLike[str]) -> str | None:
-    """The PostgreSQL URL `location` names, or None for a file path (`StoreLocation.parse`)."""
-    return StoreLocation.parse(location).url
 
 
 def check_text(value: str | None, what: str) -> None:

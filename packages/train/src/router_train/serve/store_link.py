@@ -152,6 +152,7 @@ class Link:
             self._reconnecting.start()
 
     def _reconnect(self) -> None:
+        failed: tuple[type[BaseException], ...] = (StoreUnavailable, *self.dialect.errors)
         while not self._closed.wait(RECONNECT_S):
             try:
                 conn = self.dialect.connect(self.location, self.timeout)
@@ -164,7 +165,7 @@ class Link:
                     return
                 try:
                     self._guarded(conn, self._on_reconnect)
-                except (StoreUnavailable, *self.dialect.errors) as exc:  # lost again, or refused: try again
+                except failed as exc:  # lost again, or refused: try again
                     with contextlib.suppress(*self.dialect.errors, OSError):
                         conn.close()
                     if not isinstance(exc, StoreUnavailable):
