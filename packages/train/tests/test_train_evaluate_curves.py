@@ -220,6 +220,22 @@ def test_curves_in_report_json_and_the_plot(tmp_path: Path) -> None:
     md = (tmp_path / "report.md").read_text()
     assert "Cost dial curves" in md and "APGR" in md and "curves.png" in md
     assert "dial points refused" in md and "extra $/task" in md
+    # Each objective's served outcome (router where backed, else the floor) vs the mix there (issue 53).
+    served = data["evaluations"][0]["objectives"]
+    assert set(served) == {
+        "(floor)",
+        "local-grpo",
+        "tfidf-logreg",
+        "tfidf-logreg(balanced)",
+        "tfidf-knn(k=10)",
+    }
+    for points in served.values():
+        assert len(points) == 13 and all(p["fits"] == 8 and 0 <= p["router_fits"] <= 8 for p in points)
+        spend = [p["cost_per_task"] for p in points if p["budget"] is not None]
+        assert len(spend) == 10
+    floor_spend = [p["cost_per_task"] for p in served["(floor)"] if p["budget"] is not None]
+    assert floor_spend == sorted(floor_spend)  # the floor alone: monotone in the budget
+    assert "### Objectives: router or floor" in md
     # The same inputs give the same bytes (the fits in forked workers here).
     again = cv_report(2)
     assert json.dumps(again.model_dump(mode="json")) == json.dumps(report.model_dump(mode="json"))

@@ -151,3 +151,22 @@ def test_serve_config_router_table_takes_quality(balanced_logreg_checkpoint: Pat
     path.write_text(f'[router]\ncheckpoint = "{balanced_logreg_checkpoint}"\nquality = "most"\n{up}')
     with pytest.raises(ServeConfigError, match="quality"):
         read_config(path)
+
+
+def test_route_budget_moves_spend_monotonically(balanced_logreg_checkpoint: Path, tmp_path: Path) -> None:
+    from router_oracle.task_input import TaskInput
+    from router_train.route import CheckpointSpec, load_router
+
+    refused = _with_candidates(balanced_logreg_checkpoint, tmp_path / "refused.json", 0.0)
+    cal = json.loads(refused.read_text())["calibration"]
+    cost = dict(zip(cal["model_ids"], cal["model_costs"], strict=True))
+    lo, hi = min(cost.values()), max(cost.values())
+    tasks = [TaskInput(instance_id=k, repo="o/r", problem_statement=f"bug {k}") for k in KEYS]
+    per_task = []
+    for i in range(6):
+        router = load_router(CheckpointSpec(checkpoint=refused, budget=lo + i / 5 * (hi - lo)))
+        per_task.append([cost[str(d.model)] for d in router.route_many(tasks, explain=False)])
+    # Task by task, a higher budget never moves a task to a cheaper model.
+    assert all(list(col) == sorted(col) for col in zip(*per_task, strict=True))
+    means = [sum(c) / len(c) for c in per_task]
+    assert means == sorted(means) and means[-1] > means[0]
