@@ -31,12 +31,9 @@ def main() -> int:
     t0 = time.perf_counter()
     from router_frontier_rl import RouterConfig, RouterTaskset
     from router_oracle.derive import CandidateIndex
-    from router_train.anypool import (
-        AnyPoolRunConfig,
-        AnyPoolTrainConfig,
-        format_anypool_summary,
-        run_any_pool,
-    )
+    from router_train.anypool.config import AnyPoolTrainConfig
+    from router_train.anypool.heldout import format_anypool_summary
+    from router_train.anypool.run import AnyPoolRunConfig, run_any_pool
 
     print(f"import: {time.perf_counter() - t0:.2f} s")
     t0 = time.perf_counter()

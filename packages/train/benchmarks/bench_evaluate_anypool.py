@@ -37,12 +37,12 @@ def main() -> int:
     t0 = time.perf_counter()
     from router_frontier_rl.bundled import bundled_table_path
     from router_oracle.derive import CandidateIndex
-    from router_train.anypool import AnyPoolTrainConfig
+    from router_train.anypool.config import AnyPoolTrainConfig
     from router_train.evaluate import read_table
     from router_train.evaluate_anypool import NamedPool, evaluate_any_pool, held_out_groups, quick_configs
     from router_train.evaluate_anypool.config import AnyPoolEvalConfig
     from router_train.evaluate_anypool.report import render_terminal
-    from router_train.local import LocalTrainConfig
+    from router_train.local.config import LocalTrainConfig
 
     print(f"import: {time.perf_counter() - t0:.1f} s")
     index = CandidateIndex.load()

@@ -29,7 +29,9 @@ def main() -> int:
     args = parser.parse_args()
 
     t0 = time.perf_counter()
-    from router_train.local import LocalTrainConfig, format_summary, train_local
+    from router_train.local.config import LocalTrainConfig
+    from router_train.local.heldout import format_summary
+    from router_train.local.trainer import train_local
 
     print(f"import: {time.perf_counter() - t0:.2f} s")
     seeds = [int(s) for s in args.split_seeds.split(",")]

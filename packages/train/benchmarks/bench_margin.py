@@ -52,13 +52,13 @@ def main() -> None:
     from router_train.evaluate import read_table
     from router_train.evaluate.design import fold_partitions
     from router_train.evaluate.fitted import fit_partitions
+    from router_train.fitting import fitters_for
+    from router_train.fitting.fit import FitRequest
     from router_train.local.config import LocalTrainConfig
     from router_train.local.fitter import LOCAL_ROUTER_NAME
     from router_train.route.kinds import baseline as baseline_kind
-    from router_train.route.kinds import fitters_for
     from router_train.route.kinds import irt as irt_kind
     from router_train.route.kinds import local as local_kind
-    from router_train.route.kinds.kind import FitRequest
 
     t0 = time.perf_counter()
     table, _ = read_table(args.table or bundled_table_path())

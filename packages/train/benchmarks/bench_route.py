@@ -28,9 +28,11 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
 
-    from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig, run_any_pool
+    from router_train.anypool.config import AnyPoolTrainConfig
+    from router_train.anypool.run import AnyPoolRunConfig, run_any_pool
     from router_train.cli import main as cli
-    from router_train.local import LocalTrainConfig, train_local
+    from router_train.local.config import LocalTrainConfig
+    from router_train.local.trainer import train_local
     from router_train.route import CheckpointSpec, RouterSpec, bundled_tasks, load_router
     from router_train.route.baseline_checkpoint import BASELINE_NAMES
 

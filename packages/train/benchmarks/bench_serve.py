@@ -137,7 +137,8 @@ def main() -> int:
             store = services.enter_context(cluster()).url
         checkpoint = args.checkpoint
         if checkpoint is None:
-            from router_train.local import LocalTrainConfig, train_local
+            from router_train.local.config import LocalTrainConfig
+            from router_train.local.trainer import train_local
 
             t0 = time.perf_counter()
             cfg = LocalTrainConfig(output_dir=Path(tmp) / "router", steps=5, tasks_per_step=16, shift_folds=0)

@@ -37,10 +37,10 @@ def fill_store(path: Path, decisions: int, outcome_share: float, pool: list[str]
     """Write the synthetic log into a SQLite store at `path`; seconds it took."""
     from router_train.serve.explore import serve_choice
     from router_train.serve.records import DecisionRecord, OutcomeRecord
-    from router_train.serve.store import StickyStore
+    from router_train.serve.store_open import open_store
 
     started = time.perf_counter()
-    store = StickyStore(path)
+    store = open_store(path)
     t0 = datetime(2026, 11, 1, tzinfo=UTC)
     try:
         for i in range(decisions):
@@ -112,7 +112,8 @@ def main() -> int:
     os.environ[ADMIN_ENV] = ADMIN_TOKEN  # the spawned serve inherits it
     admin = {"authorization": f"Bearer {ADMIN_TOKEN}"}
     with tempfile.TemporaryDirectory() as tmp:
-        from router_train.local import LocalTrainConfig, train_local
+        from router_train.local.config import LocalTrainConfig
+        from router_train.local.trainer import train_local
         from router_train.route import CheckpointSpec, load_router
 
         cfg = LocalTrainConfig(output_dir=Path(tmp) / "router", steps=5, tasks_per_step=16, shift_folds=0)

@@ -150,7 +150,8 @@ def main() -> int:
 
     import tomli_w
 
-    from router_train.local import LocalTrainConfig, train_local
+    from router_train.local.config import LocalTrainConfig
+    from router_train.local.trainer import train_local
     from router_train.route import CheckpointSpec, load_router
 
     with tempfile.TemporaryDirectory() as tmp:

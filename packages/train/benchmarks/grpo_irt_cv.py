@@ -24,8 +24,7 @@ from router_train.evaluate import evaluate, read_table
 from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.fitted import LOCAL_ROUTER_NAME
 from router_train.evaluate.report import TableInfo
-from router_train.local import LocalTrainConfig
-from router_train.local.config import FeatureConfig
+from router_train.local.config import FeatureConfig, LocalTrainConfig
 
 IRT_ROW = f"{LOCAL_ROUTER_NAME}+irt"
 ROWS = ("cheapest-on-train", "tfidf-logreg", "tfidf-logreg(balanced)", LOCAL_ROUTER_NAME, IRT_ROW)

@@ -19,7 +19,7 @@ from router_oracle.tie_rule import pick_for_task
 from router_train.evaluate import EvalReport, evaluate
 from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.report import TableInfo
-from router_train.local import LocalTrainConfig
+from router_train.local.config import LocalTrainConfig
 
 DATA = Path(__file__).parent / "data"
 VF_TRACES = DATA / "evaluate_vf_traces.jsonl"

@@ -115,6 +115,24 @@ class PostgresServer:
     def stop(self, mode: str = "fast") -> None:
         self._run(str(self.bin_dir / "pg_ctl"), "stop", "-w", "-m", mode, "-D", str(self.data / "db"))
 
+    def processes(self) -> list[int]:
+        """The cluster's processes: the postmaster (its pid file's first line) and every child of it."""
+        postmaster = int((self.data / "db" / "postmaster.pid").read_text().split()[0])
+        children = []
+        for stat in glob.glob("/proc/[0-9]*/stat"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                fields = Path(stat).read_text().rpartition(")")[2].split()
+                if int(fields[1]) == postmaster:
+                    children.append(int(Path(stat).parent.name))
+        return [postmaster, *children]
+
+    def signal(self, signum: int) -> None:
+        """Send `signum` to every process of the cluster: SIGSTOP hangs the database with its connections
+        open (as a partition or a failover does), SIGCONT lets it go on."""
+        for pid in self.processes():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
+
 
 @contextmanager
 def cluster() -> Iterator[PostgresServer]:

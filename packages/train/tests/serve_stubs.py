@@ -26,7 +26,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from router_train.checkpoint_io import save_checkpoint
-from router_train.local import LocalTrainConfig, train_local
+from router_train.local.config import LocalTrainConfig
+from router_train.local.trainer import train_local
 from router_train.route import CheckpointSpec, Router, bundled_tasks, load_router
 from router_train.route.baseline_checkpoint import BaselineCheckpoint
 from router_train.scoring.baselines import CHEAPEST_NAME, CheapestFit

@@ -7,12 +7,16 @@ importable by one is still a cycle), and one to each parent package whose `__ini
 package-level graph collapses each sub-package (`router_train.local`, `router_train.irt`, ...) into one
 node, each top-level module staying its own: `local` importing `irt` while `irt` imports `local` is a
 cycle there even when no module of either imports back the module that imported it. Only the heavy
-third-party imports in LAZY_IMPORTS may sit in a function.
+third-party imports in LAZY_IMPORTS may sit in a function. `route` and `serve` reach no trainer, fitter or
+evaluation module (`FIT_OR_EVALUATE`), on the parsed graph and in a fresh process.
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import router_frontier_rl
@@ -28,6 +32,9 @@ LAZY_IMPORTS = {
     ("router_train.hosted.self_hosted", "uv"): "the bundled uv binary, only when none is on PATH",
     ("router_frontier_rl.prompt", "verifiers"): "few-shot messages only; `route`/`serve` never build them",
     ("router_train.chat_endpoint", "openai"): "an endpoint's client only; `route`/`serve` with a checkpoint",
+    ("router_train.text_features", "sklearn"): "a hand-made vocabulary's refusal only; the analyzer is ours",
+    ("router_train.local.features", "sklearn"): "the `hashed` text mode only; `tfidf` reads none",
+    ("router_train.irt.model", "scipy"): "scipy.optimize's L-BFGS when fitting; routing reads fitted params",
 }
 """(module, top-level package it imports inside a function) -> why that import is lazy."""
 
@@ -155,16 +162,106 @@ def _reached(edges: dict[str, set[str]], roots: list[str]) -> set[str]:
     return seen
 
 
-def test_routing_at_serving_time_imports_nothing_of_evaluate() -> None:
-    # `route` and `serve` score routers with `scoring` and `route.kinds`; the evaluation package (and its
-    # plotting, fold design, reports) stays out of a serving process.
+FIT_OR_EVALUATE = {
+    "router_train.evaluate": "the evaluation (folds, reports, plots)",
+    "router_train.evaluate_anypool": "the any-pool evaluation",
+    "router_train.fitting": "the router kinds' fitting registry",
+    "router_train.local.trainer": "the local GRPO trainer",
+    "router_train.local.grpo": "the GRPO step",
+    "router_train.local.grpo_run": "the GRPO run loop",
+    "router_train.local.kernels": "the GRPO step's compiled loops (numba)",
+    "router_train.local.lockstep": "the lockstep trainings",
+    "router_train.local.row_batch": "a GRPO step's row batches",
+    "router_train.local.step_metrics": "a GRPO step's metrics",
+    "router_train.local.fitter": "the local router as evaluate's fitter",
+    "router_train.local.heldout": "the local trainer's end-of-run summary",
+    "router_train.anypool.trainer": "the any-pool trainer",
+    "router_train.anypool.run": "the `local-anypool` run",
+    "router_train.anypool.heldout": "the any-pool run's end-of-run check",
+    "router_train.irt.fitter": "the IRT router as evaluate's fitter",
+    "router_train.irt.fit_command": "`router-train fit irt`",
+    "router_train.irt.refit": "the refit from traffic",
+    "router_train.irt.shared_fit": "evaluate-anypool's partition-shared IRT fit",
+    "router_train.scoring.fitter": "evaluate's fitter protocol",
+    "router_train.scoring.baseline_fitter": "the learned baselines as evaluate's fitter",
+    "router_train.offpolicy.replay": "the deployment replay (refits)",
+}
+"""What routing and serving never load (issue 54, item 3): module or package -> what it is. Each trains,
+fits or evaluates; `route.kinds` holds what routes a checkpoint, `fitting` what fits one."""
+
+SERVING = ("router_train.route", "router_train.serve", "router_train.dashboard")
+"""The packages a serving process runs whole: routing, the proxy, the dashboard serve builds in."""
+
+SERVING_MODULES = (
+    "router_train.commands.route",
+    "router_train.commands.serve",
+    "router_train.offpolicy.estimators",
+    "router_train.offpolicy.from_log",
+    "router_train.offpolicy.summary",
+)
+"""The other modules `route` and `serve` may import: their commands, and the off-policy estimates the
+dashboard shows (`offpolicy.replay` and `shift` serve `feedback`, not `serve`)."""
+
+
+def _forbidden(modules: set[str]) -> list[str]:
+    """The modules of `modules` that are, or are in, an entry of `FIT_OR_EVALUATE`."""
+    return sorted(m for m in modules for f in FIT_OR_EVALUATE if m == f or m.startswith(f + "."))
+
+
+def _serving_roots(edges: dict[str, set[str]]) -> list[str]:
+    return [m for m in edges if m in SERVING_MODULES or any(m == p or m.startswith(p + ".") for p in SERVING)]
+
+
+def test_routing_and_serving_import_no_trainer_fitter_or_evaluation() -> None:
+    # `route` and `serve` load a checkpoint through `route.kinds` and score it with `scoring`; what fits a
+    # kind (`fitting`, the trainers, evaluate's fitters) and the evaluation stay out of a serving process.
     edges, _ = _graph()
-    prefixes = ("router_train.route", "router_train.serve", "router_train.commands.route")
-    roots = [m for m in edges if m.startswith(prefixes) or m == "router_train.commands.serve"]
-    assert "router_train.route.kinds" in roots and "router_train.commands.serve" in roots
+    roots = _serving_roots(edges)
+    assert {"router_train.route.kinds", "router_train.commands.serve", "router_train.dashboard"} <= set(roots)
     reached = _reached(edges, roots)
-    assert "router_train.scoring.baseline_scores" in reached
-    assert sorted(m for m in reached if m.startswith("router_train.evaluate")) == []
+    assert "router_train.scoring.baseline_scores" in reached and "router_train.local.checkpoint" in reached
+    assert _forbidden(reached) == []
+    # every entry names a module or package that exists
+    assert [f for f in FIT_OR_EVALUATE if f not in edges] == []
+
+
+def test_the_serving_check_finds_a_trainer_reached_through_a_package_init() -> None:
+    # `route.kinds.local` reading `local.checkpoint` runs `local/__init__`: were it to re-export the
+    # trainer again, the check would see it.
+    edges, _ = _graph()
+    edges = {**edges, "router_train.local": edges["router_train.local"] | {"router_train.local.trainer"}}
+    reached = _reached(edges, _serving_roots(edges))
+    assert "router_train.local.trainer" in _forbidden(reached)
+    assert "router_train.local.kernels" in _forbidden(reached)
+
+
+SERVING_PROCESS = """
+import sys
+import router_train.commands.route, router_train.commands.serve, router_train.serve
+from router_train.route import CheckpointSpec, TaskInput, load_router
+router = load_router(CheckpointSpec(checkpoint=sys.argv[1]))
+router.route(TaskInput(instance_id="a__b-1", repo="a/b", problem_statement="It breaks."))
+print(" ".join(sorted(m for m in sys.modules if m.startswith(("router_train", "numba", "sklearn")))))
+"""
+
+
+def test_a_serving_process_loads_no_trainer_fitter_or_evaluation(grpo_checkpoint: Path) -> None:
+    # The same in a fresh interpreter, after routing a task: what a module imports in a function, or by
+    # name (the CLI's commands), is counted too.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", SERVING_PROCESS, str(grpo_checkpoint)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stdout.split())
+    assert "router_train.route.kinds.local" in loaded
+    assert _forbidden(loaded) == [] and "numba" not in loaded
+    # nor scikit-learn (with scipy.stats and pandas, most of the start): a TF-IDF checkpoint reads none
+    assert "sklearn" not in loaded
 
 
 def test_the_reach_follows_imports_transitively() -> None:

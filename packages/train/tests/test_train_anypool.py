@@ -14,16 +14,11 @@ from router_frontier_rl.pool_draw import draw_pool
 from router_oracle.candidates import write_candidates
 from router_oracle.derive import CandidateIndex
 from router_oracle.table import write_table
-from router_train.anypool import (
-    AnyPoolError,
-    AnyPoolRunConfig,
-    AnyPoolTrainConfig,
-    PoolView,
-    load_any_pool_router,
-    read_checkpoint,
-    run_any_pool,
-    train_any_pool,
-)
+from router_train.anypool.checkpoint import load_any_pool_router, read_checkpoint
+from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
+from router_train.anypool.policy import PoolView
+from router_train.anypool.run import AnyPoolRunConfig, run_any_pool
+from router_train.anypool.trainer import train_any_pool
 from router_train.cli import main
 from router_train.local.config import FeatureConfig
 

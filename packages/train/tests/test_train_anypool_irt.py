@@ -15,21 +15,18 @@ from anypool_tables import synthetic_index
 from router_oracle.candidates import CandidatesTable, write_candidates
 from router_oracle.derive import CandidateIndex
 from router_oracle.table import write_table
-from router_train.anypool import (
-    MODEL_FEATURES,
+from router_train.anypool.checkpoint import (
     AnyPoolCheckpoint,
-    AnyPoolError,
-    AnyPoolRunConfig,
-    AnyPoolTrainConfig,
-    PoolView,
+    checkpoint_of,
     load_any_pool_router,
     read_checkpoint,
-    run_any_pool,
-    train_any_pool,
 )
-from router_train.anypool.checkpoint import checkpoint_of
+from router_train.anypool.config import AnyPoolError, AnyPoolTrainConfig
 from router_train.anypool.irt_inputs import IRT_MODEL_FEATURES, fit_anypool_irt, model_probabilities
-from router_train.anypool.trainer import task_records
+from router_train.anypool.model_features import MODEL_FEATURES
+from router_train.anypool.policy import PoolView
+from router_train.anypool.run import AnyPoolRunConfig, run_any_pool
+from router_train.anypool.trainer import task_records, train_any_pool
 from router_train.checkpoint_io import dumps_checkpoint
 from router_train.cli import build_parser, main
 from router_train.commands import local_anypool

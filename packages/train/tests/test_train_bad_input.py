@@ -14,7 +14,6 @@ import pytest
 from installed_prime import no_installed_prime  # noqa: F401  (autouse: tests see only their fake prime)
 
 import router_train.evaluate.run as evaluate_run
-import router_train.local as local_package
 import router_train.local.trainer as trainer
 from router_frontier_rl.bundled import bundled_table_path
 from router_frontier_rl.rewards import check_weights
@@ -22,7 +21,8 @@ from router_oracle.infra.atomic_file import write_bytes_atomic
 from router_oracle.table import TableError
 from router_oracle.table_check import load_table
 from router_train.cli import main
-from router_train.local import LocalTrainError, RewardWeights, read_checkpoint
+from router_train.local.checkpoint import read_checkpoint
+from router_train.local.config import LocalTrainError, RewardWeights
 
 QUICK = ["--steps", "2", "--tasks-per-step", "8", "--quiet"]
 """A `router-train local` run of a second."""
@@ -152,7 +152,7 @@ def test_ctrl_c_is_one_line_and_exit_130(
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(local_package, "train_local", interrupted)
+    monkeypatch.setattr(trainer, "train_local", interrupted)
     assert main(["local", *QUICK, "--output-dir", "run"]) == 130
     assert _one_line(capsys) == "router-train local: interrupted; no output written"
 

@@ -103,13 +103,16 @@ def test_a_dial_below_the_margin_is_refused_and_says_so(
     default, _ = routes(below)
     asked, _ = routes(below, "--dial", "0.5", "--no-safe-point")
     refused, err = routes(below, "--dial", "0.5")
-    assert [d["model"] for d in refused] == [d["model"] for d in default]
+    # Refused: the floor (the mix at the dial's expected cost), not the default point.
+    assert all(d["chooser"] == "floor" and "routing at the floor" in str(d["reason"]) for d in refused)
     assert all("--dial 0.5 refused" in str(d["reason"]) for d in refused)
+    assert all("chooser" not in d for d in default)
     assert sum("refused" in line for line in err.splitlines()) == 1
     for path in (above, older, lowered):
         honoured_routes, err = routes(path, "--dial", "0.5")
         assert [d["model"] for d in honoured_routes] == [d["model"] for d in asked]
         assert "refused" not in err and all(d.get("reason") is None for d in honoured_routes)
+        assert all(d["chooser"] == "router" for d in honoured_routes)
 
 
 def test_dial_estimate_takes_the_worse_neighbour() -> None:

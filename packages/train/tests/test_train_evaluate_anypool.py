@@ -21,8 +21,9 @@ from router_oracle.derive import CandidateIndex
 from router_oracle.frontier import ModelPoint
 from router_oracle.table import OracleTable, write_table
 from router_oracle.task_input import TaskInput
-from router_train.anypool import AnyPoolTrainConfig, train_any_pool
+from router_train.anypool.config import AnyPoolTrainConfig
 from router_train.anypool.irt_inputs import fit_anypool_irt
+from router_train.anypool.trainer import train_any_pool
 from router_train.cli import main
 from router_train.evaluate.report import TableInfo
 from router_train.evaluate_anypool import (
@@ -37,9 +38,9 @@ from router_train.evaluate_anypool import (
 from router_train.evaluate_anypool.config import AnyPoolEvalConfig
 from router_train.evaluate_anypool.pool_average import PoolGaps, gap_differences
 from router_train.evaluate_anypool.report import AnyPoolEvalReport
-from router_train.local import LocalTrainConfig
+from router_train.fitting import AnyPoolTraining
+from router_train.local.config import LocalTrainConfig
 from router_train.local.fitter import LocalFitter
-from router_train.route.kinds import AnyPoolTraining
 from router_train.scoring import baselines
 from router_train.scoring.decisions import Decisions, EvaluateError, from_labels
 from router_train.scoring.metrics import (

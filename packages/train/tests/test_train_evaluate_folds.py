@@ -15,7 +15,8 @@ from router_oracle.table import TaskRecord, write_table
 from router_train.cli import main
 from router_train.evaluate import EvaluateError, Source, evaluate, read_table, write_report
 from router_train.evaluate.config import EvaluateConfig
-from router_train.local import LocalTrainConfig, train_local
+from router_train.local.config import LocalTrainConfig
+from router_train.local.trainer import train_local
 from router_train.scoring.decisions import Decisions, from_labels
 
 

@@ -22,7 +22,9 @@ from router_train.evaluate import (
 )
 from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.traces import last_reply
-from router_train.local import LocalTrainConfig, load_policy, train_local
+from router_train.local.checkpoint import load_policy
+from router_train.local.config import LocalTrainConfig
+from router_train.local.trainer import train_local
 from router_train.scoring import baselines
 from router_train.scoring.metrics import compute_metrics
 

@@ -24,7 +24,7 @@ from router_oracle.table import OracleTable, TaskRecord
 from router_oracle.table_check import load_table
 from router_train import text_features
 from router_train.evaluate.fitted import LocalFitter
-from router_train.local import LocalTrainConfig
+from router_train.local.config import LocalTrainConfig
 from router_train.local.grpo import AdamW, batch_rows, logits_gradient, sample_actions
 from router_train.local.lockstep import fit_policies
 from router_train.local.row_batch import take_rows
@@ -177,6 +177,20 @@ def test_word_counts_are_the_vectorizers(bundled: OracleTable) -> None:
     # No word in two texts: the vectorizer raises, the counts give an empty vocabulary.
     assert counts.fit_vocabulary(["alpha beta", "gamma"], 2, 10)[0] == []
     assert counts.fit_vocabulary([], 2, 10)[0] == []
+
+
+def test_the_word_analyzer_is_the_vectorizers(bundled: OracleTable) -> None:
+    # `text_features` tokenises without scikit-learn (routing does not import it): the same words.
+    analyze = CountVectorizer().build_analyzer()
+    edge = [
+        "",
+        "a b",
+        "Ünïcode ÉCOLE straße İstanbul ǅemal",
+        "x_1 __init__ 3.14 don't foo-bar",
+        "日本語 テスト",
+    ]
+    for text in [*_texts(bundled.tasks), *edge]:
+        assert list(text_features._words(text)) == analyze(text)
 
 
 def test_tfidf_of_a_hand_made_vocabulary_still_goes_through_the_vectorizer() -> None:

@@ -34,7 +34,8 @@ from router_train.cli import main
 from router_train.serve import TASK_HEADER, TASK_ID_HEADER
 from router_train.serve.json_body import MAX_JSON_DEPTH
 from router_train.serve.records import DecisionRecord, OutcomeRecord, record_line
-from router_train.serve.store import DecisionLog, StickyStore
+from router_train.serve.store import DecisionLog
+from router_train.serve.store_open import open_store
 
 TOKENS = {
     "harness": ("HOSTILE_HARNESS_TOKEN", "tok-harness-1"),
@@ -156,7 +157,7 @@ def test_hostile_bodies_corrections_and_claimed_ids(
     err = capfd.readouterr().err
     assert "Traceback" not in err and "RecursionError" not in err
 
-    store = StickyStore(cfg.parent / "state" / "decisions.sqlite")
+    store = open_store(cfg.parent / "state" / "decisions.sqlite")
     try:
         assert [(o.revision, o.resolved) for o in store.outcome_history()] == [(0, True), (1, False)]
         latest = store.outcome(key)
@@ -230,7 +231,8 @@ def test_one_torn_line_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     with log.open("a", encoding="utf-8") as fh:
         fh.write(lines[1][:25])  # a crash cut the final line
     assert main(["feedback", str(log)]) == 0
-    _one_line(capsys, "skipped 1 torn line(s)", f"(line {len(lines) + 1})")
+    notice = _one_line(capsys, "skipped 1 torn line(s)", f"(line {len(lines) + 1})")
+    assert notice.startswith(f"router-train feedback: {log}: ")  # the command's prefix, as its errors
     # serve reopening the log fences the torn tail; what it writes next is readable, the fragment reported
     opened = DecisionLog(log)
     assert opened.fenced == 25
@@ -287,6 +289,41 @@ def test_refusals_come_before_anything_is_written(tmp_path: Path, capsys: pytest
     assert not (tmp_path / "b").exists()
 
 
+def test_the_long_table_of_several_checkpoints_needs_no_checkpoint_sha(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # After a hot refit the log holds two checkpoints' decisions; the export depends on neither (issue 55).
+    log = tmp_path / "decisions.jsonl"
+    lines = _log(log)
+    other = [
+        record_line(_decision(100 + i, sha="2" * 64)) + record_line(_outcome(100 + i)) for i in range(12)
+    ]
+    log.write_text("".join(lines + other), encoding="utf-8")
+    out = tmp_path / "long.jsonl"
+    assert main(["feedback", str(log), "--long-table", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert f"42 tasks decided, 42 with an outcome; wrote {out}" in captured.out
+    assert (
+        "from 2 router checkpoints (sha256 1111111111111111, 2222222222222222): no off-policy estimates;"
+        in (captured.out)
+    )
+    assert "off-policy estimates on" not in captured.out
+    rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 42 and {r["task_id"] for r in rows} == {
+        f"t{i}" for i in [*range(30), *range(100, 112)]
+    }
+    # the same table as with the checkpoint named
+    named = tmp_path / "named.jsonl"
+    assert main(["feedback", str(log), "--long-table", str(named), "--checkpoint-sha", "2222"]) == 0
+    assert named.read_bytes() == out.read_bytes()
+    # what estimates one policy still needs it, and writes nothing
+    out.unlink()
+    assert main(["feedback", str(log), "--long-table", str(out), "--candidate", str(log)]) == 2
+    _one_line(capsys, "2 router checkpoints", "--checkpoint-sha")
+    assert not out.exists()
+
+
 def test_mixed_checkpoints_and_absurd_costs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = tmp_path / "decisions.jsonl"
     lines = _log(log)
@@ -324,7 +361,7 @@ def test_a_store_from_before_revisions_is_migrated(tmp_path: Path) -> None:
     with sqlite3.connect(path) as db:
         db.execute("CREATE TABLE outcomes (task TEXT PRIMARY KEY, record TEXT NOT NULL)")
         db.execute("INSERT INTO outcomes VALUES (?, ?)", ("k000", _outcome(0).model_dump_json()))
-    store = StickyStore(path)
+    store = open_store(path)
     try:
         assert [(o.task, o.revision) for o in store.outcome_history()] == [("k000", 0)]
         fix = _outcome(0, resolved=False).model_copy(update={"revision": 1, "source": "review"})

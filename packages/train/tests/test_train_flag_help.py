@@ -12,7 +12,8 @@ from pydantic import BaseModel
 from router_oracle import cli as oracle_cli
 from router_oracle.table import OracleRule
 from router_train import cli
-from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig
+from router_train.anypool.config import AnyPoolTrainConfig
+from router_train.anypool.run import AnyPoolRunConfig
 from router_train.commands import COMMANDS, options_models
 from router_train.commands import analyze as analyze_command
 from router_train.commands import config as config_command
@@ -23,7 +24,7 @@ from router_train.commands import fit as fit_command
 from router_train.commands import launch as launch_command
 from router_train.commands import replay as replay_command
 from router_train.commands import serve as serve_command
-from router_train.local import FeatureConfig, LocalTrainConfig
+from router_train.local.config import FeatureConfig, LocalTrainConfig
 from router_train.route import CheckpointSpec, EndpointSpec
 from router_train.route.baseline_checkpoint import BaselineCheckpoint
 

@@ -16,11 +16,10 @@ from router_frontier_rl.bundled import bundled_table_path
 from router_oracle.results_matrix import bundled_results_for
 from router_oracle.table_check import load_table
 from router_train.cli import main
+from router_train.fitting import FitRequest, fitters_for
 from router_train.irt.checkpoint import read_irt
 from router_train.irt.fitter import IrtFitter
 from router_train.irt.router import FittedIrtRouter, IrtConfig, IrtFit, fit_irt_router
-from router_train.route.kinds import fitters_for
-from router_train.route.kinds.kind import FitRequest
 from router_train.scoring.safe_point import SafePointFitter
 from router_train.task_features import TaskFeaturesError, write_task_features
 

@@ -15,10 +15,9 @@ from router_oracle.results_matrix import ResultsMatrix, bundled_results_for
 from router_oracle.table import OracleTable
 from router_oracle.table_check import load_table
 from router_train.checkpoint_io import save_checkpoint
-from router_train.local import LocalTrainConfig
 from router_train.local import irt_features as irt_module
 from router_train.local.checkpoint import checkpoint_of, load_policy
-from router_train.local.config import FeatureConfig, LocalTrainError
+from router_train.local.config import FeatureConfig, LocalTrainConfig, LocalTrainError
 from router_train.local.features import feature_dim, featurize, fit_features
 from router_train.local.fitter import LocalFitter
 from router_train.local.trainer import fit_policy

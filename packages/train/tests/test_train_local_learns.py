@@ -7,8 +7,9 @@ from router_frontier_rl.split import select_tasks
 from router_oracle.table import ModelOutcome, OracleRule, OracleTable, Pool, PoolModel, RunOutcome, TaskRecord
 from router_oracle.table_check import load_table
 from router_oracle.tie_rule import pick_for_task
-from router_train.local import LocalTrainConfig, load_policy, train_local
-from router_train.local.trainer import fit_policy
+from router_train.local.checkpoint import load_policy
+from router_train.local.config import LocalTrainConfig
+from router_train.local.trainer import fit_policy, train_local
 
 
 def test_beats_uniform_random_on_held_out_tasks(tmp_path):

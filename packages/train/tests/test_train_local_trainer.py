@@ -20,17 +20,12 @@ from router_oracle.table import (
     write_table,
 )
 from router_train.cli import main
-from router_train.local import (
-    FeatureConfig,
-    LocalTrainConfig,
-    LocalTrainError,
-    StepMetrics,
-    load_policy,
-    read_checkpoint,
-    train_local,
-)
 from router_train.local import trainer as trainer_module
+from router_train.local.checkpoint import load_policy, read_checkpoint
+from router_train.local.config import FeatureConfig, LocalTrainConfig, LocalTrainError
 from router_train.local.features import feature_dim, featurize, fit_features
+from router_train.local.step_metrics import StepMetrics
+from router_train.local.trainer import train_local
 
 MODELS = ["alpha", "beta", "gamma"]
 # Each repository's issues use their own words and are solved only by "their" model, so the text alone

@@ -13,7 +13,7 @@ import pytest
 import router_train.commands.evaluate as evaluate_command
 import router_train.commands.evaluate_anypool as evaluate_anypool_command
 import router_train.commands.local_anypool as local_anypool_command
-import router_train.local as local
+import router_train.local.trainer as local_trainer
 from router_train.cli import main
 
 
@@ -26,7 +26,7 @@ def no_work(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(evaluate_command, "evaluate", _never)
     monkeypatch.setattr(evaluate_anypool_command, "evaluate_any_pool", _never)
     monkeypatch.setattr(local_anypool_command, "run_any_pool", _never)
-    monkeypatch.setattr(local.trainer, "_load", _never)
+    monkeypatch.setattr(local_trainer, "_load", _never)
     monkeypatch.setattr("router_train.commands.fit.load_table", _never)
 
 

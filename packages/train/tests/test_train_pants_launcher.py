@@ -145,3 +145,39 @@ def test_a_killed_launcher_leaves_no_orphan() -> None:
     finally:
         if not _gone(child, 0.1):
             os.kill(child, signal.SIGKILL)
+
+
+# Reads its standard input whole and echoes it on both streams, as `route --issue -` reads the issue.
+FAKE_READER = """
+import sys
+text = sys.stdin.read()
+print(f"out:{text}", end="", flush=True)
+print(f"err:{len(text)}", file=sys.stderr, flush=True)
+"""
+
+
+def test_standard_input_reaches_the_child() -> None:
+    # issue 55, item 5: the child ran in the background, whose stdin bash makes /dev/null
+    script = 'source "$1"; run_interruptible "${@:2}"'
+    done = subprocess.run(
+        ["bash", "-c", script, "_", str(LAUNCHER), sys.executable, "-c", FAKE_READER],
+        input="the issue text\nline two\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "out:the issue text\nline two\n" and done.stderr == "err:24\n"
+
+
+def test_a_closed_standard_input_reads_as_empty() -> None:
+    script = 'source "$1"; run_interruptible "${@:2}" <&-'
+    done = subprocess.run(
+        ["bash", "-c", script, "_", str(LAUNCHER), sys.executable, "-c", FAKE_READER],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "out:", "err:0\n")

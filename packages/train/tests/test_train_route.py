@@ -16,7 +16,7 @@ from bash_only import bash_only_table_path
 from router_frontier_rl.split import select_tasks
 from router_oracle.table import dumps_table
 from router_oracle.table_check import load_table
-from router_train.anypool import load_any_pool_router
+from router_train.anypool.checkpoint import load_any_pool_router
 from router_train.cli import main
 from router_train.evaluate.run import Source, _checkpoint
 from router_train.route import CheckpointSpec, TaskInput, bundled_tasks, issue_task, load_router
@@ -110,7 +110,7 @@ def test_grpo_checkpoint_routes_as_evaluate(grpo_checkpoint, table, eval_ids, tm
     external, _ = _checkpoint(Source(name="grpo", path=native), records, table.pool.ids, "eval", False, False)
     assert {i: got[i] for i in eval_ids} == {i: next(iter(d)) for i, d in external.decisions.choices.items()}
     # ... and the policy's route (what evaluate calls) for new issues.
-    from router_train.local import load_policy
+    from router_train.local.checkpoint import load_policy
 
     policy = load_policy(grpo_checkpoint)
     for t in _new_tasks():

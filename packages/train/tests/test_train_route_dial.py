@@ -131,7 +131,7 @@ def test_dial_is_evaluates_rule_and_explain_shows_dialled_scores(grpo_checkpoint
     )
     bundled = bundled_tasks()
     tasks = [bundled[t.instance_id] for t in train_records[:40]]
-    from router_train.local import load_policy
+    from router_train.local.checkpoint import load_policy
 
     logits = load_policy(grpo_checkpoint).logits(list(tasks))
     picks = apply_dial(logits, np.asarray(router.point.calibration.model_costs), 0.7)
@@ -209,7 +209,9 @@ def test_bad_dial_input_is_one_line_exit_2(grpo_checkpoint, tmp_path, capsys):
         assert not out.exists()
         return err
 
-    assert "at most one of budget (--budget) and dial (--dial)" in bad(*ck, "--budget", "0.3", "--dial", "1")
+    assert "at most one of budget (--budget), quality (--quality) and dial (--dial)" in bad(
+        *ck, "--budget", "0.3", "--dial", "1"
+    )
     # Numbers go through the project's one numeric-option validator: argparse names the flag.
     for value, why in (
         ("-0.1", "greater than 0"),
@@ -286,5 +288,7 @@ def test_serve_config_router_table_takes_budget_and_dial(grpo_checkpoint, tmp_pa
     router = read_config(path).router
     assert isinstance(router, CheckpointSpec) and router.budget == 0.3
     path.write_text(f'[router]\ncheckpoint = "{grpo_checkpoint}"\nbudget = 0.3\ndial = 1.0\n{up}')
-    with pytest.raises(ServeConfigError, match=r"at most one of budget \(--budget\) and dial"):
+    with pytest.raises(
+        ServeConfigError, match=r"at most one of budget \(--budget\), quality \(--quality\) and dial"
+    ):
         read_config(path)

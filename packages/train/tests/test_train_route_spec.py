@@ -44,7 +44,7 @@ def test_each_refusal_is_one_line_in_the_words_of_the_flags() -> None:
     # An endpoint-only option given to a checkpoint is refused in the same words, not ignored.
     assert _error({"checkpoint": "c.json", "temperature": 0.5}) == "temperature: only with endpoint"
     assert _error({"checkpoint": "c.json", "budget": 0.3, "dial": 1.0}) == (
-        "give at most one of budget (--budget) and dial (--dial)"
+        "give at most one of budget (--budget), quality (--quality) and dial (--dial)"
     )
     assert _error({"endpoint": "http://x/v1", "model": "m", "dial": 1.0}).startswith(
         "dial (--dial): an endpoint (LLM) router gives no per-model log-probabilities"

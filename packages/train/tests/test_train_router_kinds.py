@@ -1,6 +1,6 @@
 """Every registered router kind (`route.kinds.KINDS`) routes, takes a cost dial and is judged by
-`router-train evaluate --checkpoint`, and every kind's fitters (`RouterKind.fit`) fit and route held-out
-tasks: the tests are parametrized over the registry, so a kind added later is covered as soon as
+`router-train evaluate --checkpoint`, and every kind's fitters (its entry of `fitting.FITS`) fit and route
+held-out tasks: the tests are parametrized over the registry, so a kind added later is covered as soon as
 `CHECKPOINTS` says how to make a small checkpoint of it (a test fails until then)."""
 
 from __future__ import annotations
@@ -21,30 +21,30 @@ from router_frontier_rl.split import select_tasks
 from router_oracle.results_matrix import matrix_of
 from router_oracle.table import OracleTable, TaskRecord
 from router_oracle.table_check import load_table
-from router_train.anypool import train_any_pool
+from router_train.anypool.trainer import train_any_pool
 from router_train.cli import main
 from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.run import Source, evaluate, read_table
 from router_train.evaluate_anypool.fits import FIXED_NAMES
-from router_train.irt.fitter import IrtFitter
-from router_train.irt.router import IrtConfig, fit_irt_router
-from router_train.local import LocalTrainConfig
-from router_train.local.fitter import LocalFitter
-from router_train.route import CheckpointSpec, TaskInput, load_router
-from router_train.route.kinds import (
-    KINDS,
-    Checkpoint,
+from router_train.fitting import (
+    FITS,
+    Fit,
     FitRequest,
     PartitionRequest,
     ReferenceRequest,
-    RouterKind,
     anypool_training,
     fitters_for,
-    kind_of,
     partition_fits,
     reference_rows,
     references_for,
 )
+from router_train.fitting import fit as fit_module
+from router_train.irt.fitter import IrtFitter
+from router_train.irt.router import IrtConfig, fit_irt_router
+from router_train.local.config import LocalTrainConfig
+from router_train.local.fitter import LocalFitter
+from router_train.route import CheckpointSpec, TaskInput, load_router
+from router_train.route.kinds import KINDS, Checkpoint, kind_of
 from router_train.route.kinds import kind as kind_module
 from router_train.scoring.baseline_fitter import BalancedLogregFitter, BaselineFitter
 from router_train.scoring.decisions import EvaluateError
@@ -90,6 +90,12 @@ def test_the_registry_keeps_the_on_disk_kinds_and_the_union_has_every_kind() -> 
     assert sorted(members) == sorted(KINDS)
 
 
+def test_both_registries_hold_every_kind_in_the_same_order() -> None:
+    # A kind is a line on each side: what routes it (`route.kinds.KINDS`) and what fits it (`fitting.FITS`).
+    assert list(FITS) == list(KINDS)
+    assert all(FITS[k].kind is KINDS[k] for k in KINDS)
+
+
 def test_a_checkpoint_is_read_as_its_kind(checkpoint: Path) -> None:
     kind = kind_of(checkpoint)
     parsed = TypeAdapter(Checkpoint).validate_json(checkpoint.read_text())
@@ -104,7 +110,10 @@ def test_a_checkpoint_stores_its_kinds_margins(checkpoint: Path) -> None:
     if kind.name == "local-anypool":  # routes pools it never saw: no train-task estimate to store
         assert safe is None
         return
-    assert (safe["margin"], safe["dial_margin"]) == (kind.fit.margins.default, kind.fit.margins.dial)
+    assert (safe["margin"], safe["dial_margin"]) == (
+        FITS[kind.kind].margins.default,
+        FITS[kind.kind].margins.dial,
+    )
 
 
 def test_every_kind_routes_as_the_argmax_of_its_scores(checkpoint: Path, eval_tasks: list[TaskInput]) -> None:
@@ -210,17 +219,17 @@ def _request(table: OracleTable, tasks: list[TaskRecord], *, wanted: bool) -> Fi
     return FitRequest(table, tasks, options)
 
 
-@pytest.mark.parametrize("kind", list(KINDS.values()), ids=lambda k: k.name)
-def test_every_kind_with_fitters_fits_and_routes_held_out_tasks(kind: RouterKind) -> None:
+@pytest.mark.parametrize("kind", list(FITS.values()), ids=lambda k: k.name)
+def test_every_kind_with_fitters_fits_and_routes_held_out_tasks(kind: Fit) -> None:
     table = load_table(bash_only_table_path())
     train, test = select_tasks(table, "train"), select_tasks(table, "eval")
-    if kind.fit.fitters is None:
+    if kind.fitters is None:
         # Only the any-pool kind has no fixed-pool fit: `evaluate-anypool` judges it across pools.
-        assert kind.name == "local-anypool" and kind.fit.command == "router-train local-anypool"
+        assert kind.name == "local-anypool" and kind.command == "router-train local-anypool"
         return
-    assert kind.fit.command.startswith("router-train ")
-    assert kind.fit.fitters(_request(table, test, wanted=False)) == []
-    fitters = kind.fit.fitters(_request(table, test, wanted=True))
+    assert kind.command.startswith("router-train ")
+    assert kind.fitters(_request(table, test, wanted=False)) == []
+    fitters = kind.fitters(_request(table, test, wanted=True))
     assert fitters
     for fit in fitters:
         # `fit_scored`: the decisions and the per-model scores the curves dial, of the same rows.
@@ -265,7 +274,7 @@ def test_evaluate_anypool_takes_its_references_and_any_pool_trainer_from_the_reg
     (evaluate_row,) = [d for d in BaselineFitter(table.pool.ids)(train, test, 0) if d.name == FIXED_NAMES[1]]
     assert decisions[1].choices == evaluate_row.choices
     # The any-pool router is the one kind that routes any pool: its trainer trains it.
-    assert [k.name for k in KINDS.values() if k.fit.anypool is not None] == ["local-anypool"]
+    assert [k.name for k in FITS.values() if k.anypool is not None] == ["local-anypool"]
     assert anypool_training().train is train_any_pool
 
 
@@ -273,7 +282,7 @@ def test_evaluate_anypool_takes_its_partition_shared_row_from_the_registry() -> 
     """`--irt`'s row is the irt kind's partition fit: one IRT fit on the train tasks' rows of every run,
     one route per test task and the per-model scores on each pool."""
     (shared,) = partition_fits()
-    assert shared.row == "irt" and shared is KINDS["router-train-irt"].fit.partition
+    assert shared.row == "irt" and shared is FITS["router-train-irt"].partition
     index = synthetic()[0]
     ids = sorted(index.task_ids)
     train_ids, test_ids = ids[::2], ids[1::2]
@@ -296,18 +305,23 @@ def test_evaluate_anypool_takes_its_partition_shared_row_from_the_registry() -> 
     assert fitted[0][0] == own.route(index.records(first, test_ids), first)
 
 
-def test_what_a_kind_is_imports_no_kind() -> None:
-    # kind.py is the registry's vocabulary: per-kind options travel keyed by kind name (`KindOptions`),
-    # so no kind's package (its trainer, config, checkpoint) is imported by it.
-    source = Path(kind_module.__file__ or "").read_text(encoding="utf-8")
+@pytest.mark.parametrize("module", [kind_module, fit_module], ids=["route.kinds.kind", "fitting.fit"])
+def test_what_a_kind_is_imports_no_kind(module: object) -> None:
+    # kind.py and fit.py are the registries' vocabulary: per-kind options travel keyed by kind name
+    # (`KindOptions`), so no kind's package (its trainer, config, checkpoint) is imported by them; fit.py
+    # reads the routing side's `RouterKind` alone.
+    source = Path(getattr(module, "__file__", None) or "").read_text(encoding="utf-8")
     imported = [n.module or "" for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ImportFrom)]
     kind_packages = (
         "router_train.local",
         "router_train.anypool",
         "router_train.irt",
         "router_train.route.kinds",
+        "router_train.fitting",
     )
-    assert imported and not [m for m in imported if m.startswith(kind_packages)]
+    assert imported and [m for m in imported if m.startswith(kind_packages)] == (
+        ["router_train.route.kinds.kind"] if module is fit_module else []
+    )
 
 
 def test_a_kind_reads_its_own_options_of_its_own_type() -> None:

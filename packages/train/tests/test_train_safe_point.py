@@ -18,10 +18,9 @@ from router_oracle.table import ModelOutcome, RunOutcome, TaskRecord
 from router_oracle.table_check import load_table
 from router_train.checkpoint_io import save_checkpoint
 from router_train.fit_source import FitSource
+from router_train.fitting import FITS, FitRequest, fitters_for
+from router_train.fitting.baseline_fit import fit_baseline
 from router_train.local.config import LocalTrainConfig
-from router_train.route.baseline_checkpoint import fit_baseline
-from router_train.route.kinds import KINDS, fitters_for
-from router_train.route.kinds.kind import FitRequest
 from router_train.route.load import load_router
 from router_train.route.spec import CheckpointSpec
 from router_train.scoring.baseline_fitter import BaselineFitter
@@ -114,7 +113,7 @@ def test_evaluate_holds_each_kind_to_its_own_margins() -> None:
     """`fitters_for` wraps each kind's fitters with that kind's margins (`Fit.margins`): the classifiers',
     the local GRPO router's and the IRT router's differ, as measured (docs/evaluate.md)."""
     assert len({CLASSIFIER_MARGINS, LOCAL_MARGINS, IRT_MARGINS}) == 3
-    by_kind = {k.name: k.fit.margins for k in KINDS.values()}
+    by_kind = {k.name: k.margins for k in FITS.values()}
     assert by_kind["baseline"] == CLASSIFIER_MARGINS
     assert by_kind["local"] == LOCAL_MARGINS and by_kind["irt"] == IRT_MARGINS
     table = load_table(bundled_table_path())  # the IRT fit reads its pool's bundled results matrix

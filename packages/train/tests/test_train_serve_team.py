@@ -46,7 +46,7 @@ from router_train.cli import main
 from router_train.route import Router
 from router_train.serve import MODEL_HEADER, TASK_HEADER
 from router_train.serve.export import read_records
-from router_train.serve.records import DecisionRecord, OutcomeRecord
+from router_train.serve.records import DecisionRecord
 from router_train.serve.store_api import StoreUnavailable, masked, store_url
 from router_train.serve.store_open import open_store
 
@@ -115,17 +115,6 @@ def decision(task: str, model: str, sha: str = "a" * 64) -> DecisionRecord:
     )
 
 
-def outcome(task: str, resolved: bool, revision: int = 0) -> OutcomeRecord:
-    return OutcomeRecord(
-        time="2026-01-01T00:00:01.000Z",
-        task=task,
-        instance_id=f"inst-{task}",
-        model="m1",
-        resolved=resolved,
-        revision=revision,
-    )
-
-
 # --- without a database server -------------------------------------------------------------------
 
 
@@ -167,38 +156,7 @@ def test_missing_postgres_skips_naming_the_install_line_and_fails_in_ci(
 # --- the PostgreSQL store ------------------------------------------------------------------------
 
 
-@pytest.mark.system  # a real PostgreSQL
-def test_postgres_store_contract(postgres: PostgresServer) -> None:  # noqa: F811
-    url = fresh_database(postgres, "contract")
-    one, two = open_store(url), open_store(url)  # two replicas' stores
-    try:
-        # First wins: the second claim gets the stored decision, not its own.
-        assert one.claim(decision("t1", "m1")).model == "m1"
-        won = two.claim(decision("t1", "m2"))
-        assert won.model == "m1" and two.get("t1") == "m1"
-        assert two.get("nope") is None and two.tasks_named("inst-t1") == ["t1"] == two.tasks_named("t1")
-        # Outcomes: history keyed by (task, revision); a repeated revision is not written again.
-        assert one.record_outcome(outcome("t1", True)) is None
-        kept = two.record_outcome(outcome("t1", False))
-        assert kept is not None and kept.resolved is True
-        assert two.record_outcome(outcome("t1", False, revision=1)) is None
-        assert [o.revision for o in one.outcome_history()] == [0, 1]
-        latest = one.outcome("t1")
-        assert latest is not None and latest.revision == 1 and latest.resolved is False
-        assert [o.revision for o in one.outcomes()] == [1]
-        assert [d.task for d in one.decisions()] == ["t1"]
-    finally:
-        one.close()
-        two.close()
-    # Read back as `feedback` reads it: the latest revision per task.
-    records = read_records(url)
-    assert records.decisions["t1"].model == "m1" and records.outcomes["t1"].revision == 1
-    # Opening again (a restart) finds the schema at its version and keeps the rows.
-    again = open_store(url)
-    try:
-        assert again.get("t1") == "m1"
-    finally:
-        again.close()
+# The store's contract (every operation, on both backends): test_train_serve_store.py.
 
 
 @pytest.mark.system  # a real PostgreSQL

@@ -18,7 +18,7 @@ from router_train.cli import main
 from router_train.evaluate import evaluate
 from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.report import TableInfo
-from router_train.local import FeatureConfig, LocalTrainConfig
+from router_train.local.config import FeatureConfig, LocalTrainConfig
 from router_train.local.features import feature_dim, featurize, fit_features
 from router_train.scoring.baselines import BALANCED_LOGREG_NAME, TfidfFeatures
 from router_train.task_features import (
@@ -264,7 +264,7 @@ def test_a_saved_logreg_on_task_features_needs_them_to_route(
 def test_a_local_checkpoint_on_task_features_needs_them_to_route(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from router_train.local import train_local
+    from router_train.local.trainer import train_local
 
     out = tmp_path / "local"
     cfg = LocalTrainConfig(

@@ -14,9 +14,11 @@ import pytest
 from bash_only import bash_only_table_path
 from serve_stubs import native_router, trained_checkpoint
 
-from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig, run_any_pool
+from router_train.anypool.config import AnyPoolTrainConfig
+from router_train.anypool.run import AnyPoolRunConfig, run_any_pool
 from router_train.cli import main
-from router_train.local import LocalTrainConfig, train_local
+from router_train.local.config import LocalTrainConfig
+from router_train.local.trainer import train_local
 from router_train.route import Router
 
 

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from router_frontier_rl.rewards import REWARD_NAMES
 from router_oracle.infra.validation_message import one_line
 from router_train.cli_args import add_grpo_arguments, field_flag, given
-from router_train.local import FeatureConfig, LocalTrainConfig, RewardWeights
+from router_train.local.config import FeatureConfig, LocalTrainConfig, RewardWeights
 
 
 def _weights(text: str) -> list[float]:

@@ -28,7 +28,9 @@ from router_train.evaluate import evaluate, read_table, render_terminal
 from router_train.evaluate.config import EvaluateConfig
 from router_train.evaluate.fitted import LOCAL_ROUTER_NAME
 from router_train.hosted import is_stale, load_config, prime_ready, shipped_path
-from router_train.local import LocalTrainConfig, format_summary, train_local
+from router_train.local.config import LocalTrainConfig
+from router_train.local.heldout import format_summary
+from router_train.local.trainer import train_local
 from router_train.scoring.vs_mix import verdict
 
 DEFAULT_OUTPUT = Path("dist/smoke")

@@ -6,12 +6,12 @@ carry it and rebuild exactly the same features on any machine.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import CountVectorizer
 
 from router_oracle.table import TaskRecord
 from router_oracle.task_input import TaskInput
@@ -30,14 +30,16 @@ def task_text(task: TaskInput) -> str:
     return f"{task.repo}\n{task.problem_statement}"
 
 
-_ANALYZE = CountVectorizer().build_analyzer()
-"""scikit-learn's default word analyzer (lowercase, tokens of 2+ word characters), used as is."""
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+"""scikit-learn's default word analyzer (`CountVectorizer().build_analyzer()`: the text lowercased, then
+this token pattern, its default), written out so that routing imports no scikit-learn (with scipy.stats
+and pandas, most of serve's start); `test_train_exact_speedups.py` holds it to the vectorizer's."""
 
 
 @lru_cache(maxsize=4096)
 def _words(text: str) -> tuple[str, ...]:
     # Cross-validation featurises the same issues dozens of times; tokenising dominates otherwise.
-    return tuple(_ANALYZE(text))
+    return tuple(_TOKEN.findall(text.lower()))
 
 
 _COUNTS = WordCounts(_words)
@@ -82,6 +84,8 @@ def _matrix(texts: tuple[str, ...], vocabulary: tuple[str, ...], idf: tuple[floa
         # The vectorizer's `transform` counts, from counts kept per text (`word_counts`).
         counts = _COUNTS.count_matrix(texts, vocabulary)
     else:  # a hand-made vocabulary: the vectorizer itself, with its errors and warnings
+        from sklearn.feature_extraction.text import CountVectorizer
+
         counts = CountVectorizer(analyzer=_words, vocabulary=list(vocabulary)).transform(texts)
     x = sp.csr_matrix(counts, dtype=np.float64)
     x.data = 1.0 + np.log(x.data)

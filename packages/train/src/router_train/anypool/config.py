@@ -6,8 +6,7 @@ from pydantic import Field, field_validator
 
 from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.infra.numeric_option import MAX_COUNT, Seed
-from router_train.local.config import MAX_DECAY, MAX_SAMPLES, FeatureConfig, RewardWeights
-from router_train.local.grpo import Advantage
+from router_train.local.config import MAX_DECAY, MAX_SAMPLES, Advantage, FeatureConfig, RewardWeights
 
 
 class AnyPoolError(ValueError):

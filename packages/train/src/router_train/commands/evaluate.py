@@ -35,7 +35,7 @@ from router_train.evaluate.cross_harness_text import CALIBRATION_PNG
 from router_train.evaluate.report import PLOT_PNG
 from router_train.evaluate.run import REPORT_JSON, REPORT_MD, default_local_routers
 from router_train.evaluate.traces import traces_name
-from router_train.local import LocalTrainConfig
+from router_train.local.config import LocalTrainConfig
 from router_train.local_options import config_from_options
 
 
@@ -96,8 +96,10 @@ class Options(TableOptions, OutputOptions):
     no_safe_point: bool = False
     """route every learned router at its native point, as before issue 39; without it each fit routes at the
     default point its inner cross-validation on the fit's train tasks chose: its own route when estimated
-    at least half a point above the mix there, else always the cheapest model (docs/evaluate.md, "Do no
-    harm")"""
+    above the mix there by its kind's default margin (0.5 points for the text classifiers, 2 for
+    local-grpo, 1 for irt: scoring.safe_point.Margins), else always the cheapest model (docs/evaluate.md,
+    "Do no harm"); at a budget or quality (the objectives table) its dial point where backed by its kind's
+    dial margin, else the floor, the mix of single models there"""
     seed: Seed = 0
     """seed of the random baseline, classifiers and bootstrap"""
     jobs: Count | None = None

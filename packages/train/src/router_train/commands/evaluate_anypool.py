@@ -19,7 +19,7 @@ from router_oracle.infra.atomic_file import check_output_directory
 from router_oracle.infra.file_hash import sha256_bytes
 from router_oracle.infra.numeric_option import Count, Seed
 from router_oracle.table import OracleTable, dumps_table
-from router_train.anypool import AnyPoolTrainConfig
+from router_train.anypool.config import AnyPoolTrainConfig
 from router_train.cli_args import (
     OutputOptions,
     add_output_arguments,

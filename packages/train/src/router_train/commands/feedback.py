@@ -36,9 +36,11 @@ from router_oracle.task_input import TaskInput
 from router_train.checkpoint_io import dumps_checkpoint
 from router_train.cli_args import field_flag, options_of
 from router_train.commands import summary
+from router_train.fitting import Fit, RefitRequest, Refitted, refit_kind
 from router_train.offpolicy.estimators import BOOTSTRAP, MIN_TRIED
 from router_train.offpolicy.from_log import (
     LoggedTasks,
+    SeveralCheckpoints,
     candidate_picks,
     estimate_all,
     estimates_table,
@@ -47,9 +49,9 @@ from router_train.offpolicy.from_log import (
 )
 from router_train.offpolicy.shift import shifts
 from router_train.offpolicy.summary import model_summaries, sorted_outcomes, summary_table
-from router_train.route.kinds import RefitRequest, Refitted, RouterKind, refit_kind
 from router_train.route.task import bundled_tasks, read_task_file
 from router_train.serve.export import FeedbackInputError, ServeRecords, long_table_lines, read_records
+from router_train.serve.store_url import StoreLocation
 
 CHECKPOINT_NAME = "checkpoint.json"
 """`--refit`'s checkpoint in the output directory (what `route --checkpoint` and serve load)."""
@@ -60,8 +62,8 @@ REFIT_NAME = "refit.json"
 class Options(FrozenModel):
     """What `router-train feedback`'s flags fill."""
 
-    log: Path
-    """serve's decision log (JSONL) or store (.sqlite)"""
+    log: StoreLocation
+    """serve's decision log (JSONL) or store (.sqlite, .sqlite3, .db, or a postgresql:// URL)"""
     long_table: Path | None = None
     """write the outcomes as a long table (JSONL: task_id, model, resolved, cost) for router-oracle build"""
     candidate: list[Path] | None = None
@@ -135,7 +137,7 @@ def sources_line(records: ServeRecords) -> str:
 
 def _check_outputs(options: Options) -> None:
     """Every output path, before any input is read: a place a file can be written, not an input."""
-    inputs = [("LOG", options.log), ("--refit", options.refit), ("--tasks", options.tasks)]
+    inputs = [("LOG", options.log.path), ("--refit", options.refit), ("--tasks", options.tasks)]
     inputs += [("--candidate", c) for c in options.candidate or []]
     if options.long_table is not None:
         target = output_file(options.long_table)
@@ -163,7 +165,7 @@ def _texts(options: Options, data: LoggedTasks) -> list[TaskInput]:
     return task_texts(data, lambda: {t.instance_id: t for t in read_task_file(tasks)}, f"--tasks {tasks}")
 
 
-def _refit(options: Options, kind: RouterKind, data: LoggedTasks, texts: list[TaskInput]) -> Refitted:
+def _refit(options: Options, kind: Fit, data: LoggedTasks, texts: list[TaskInput]) -> Refitted:
     """`--refit` through its kind's hook, refused when a model's logged rate departs from the prior."""
     assert options.refit is not None and kind.refit is not None
     logged = data.logged
@@ -174,7 +176,7 @@ def _refit(options: Options, kind: RouterKind, data: LoggedTasks, texts: list[Ta
             served=[logged.models[j] for j in logged.served],
             resolved=logged.resolved,
             cost=logged.cost,
-            log=str(options.log),
+            log=options.log.shown(),
         )
     )
     moved = shifts(refitted.evidence)
@@ -187,13 +189,19 @@ def _refit(options: Options, kind: RouterKind, data: LoggedTasks, texts: list[Ta
     return refitted
 
 
-def _report(records: ServeRecords, data: LoggedTasks, long_table: Path | None) -> list[str]:
-    """The summary: per model, the outcome sources, what the estimates read."""
+def _summary(records: ServeRecords, long_table: Path | None) -> list[str]:
+    """Per model, the tasks and outcomes, the outcome sources: what needs no checkpoint."""
     outcomes = sorted_outcomes(records)
     out = [summary_table(model_summaries(records))]
     wrote = f"; wrote {long_table}" if long_table is not None else ""
     out.append(f"{len(records.decisions)} tasks decided, {len(outcomes)} with an outcome{wrote}\n")
     out.append(sources_line(records))
+    return out
+
+
+def _report(records: ServeRecords, data: LoggedTasks, long_table: Path | None) -> list[str]:
+    """The summary: per model, the outcome sources, what the estimates read."""
+    out = _summary(records, long_table)
     which = data.checkpoint_sha256 or "none (an LLM router, or decisions without a checkpoint)"
     out.append(f"decisions of router checkpoint sha256 {which}")
     out.append(
@@ -206,6 +214,17 @@ def _report(records: ServeRecords, data: LoggedTasks, long_table: Path | None) -
     return out
 
 
+def _export_alone(options: Options, records: ServeRecords, table: str, several: SeveralCheckpoints) -> int:
+    """`--long-table` from the decisions of several checkpoints (after a hot refit) with none named: the
+    export and the summary, which depend on no checkpoint; no estimates, said in one line."""
+    assert options.long_table is not None
+    write_text_atomic(options.long_table, table)
+    out = _summary(records, options.long_table)
+    out.append(f"{several.detail}: no off-policy estimates; --checkpoint-sha SHA estimates one of them\n")
+    print("".join(out), end="")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     options = options_of(Options, args)
     _check_outputs(options)
@@ -214,12 +233,18 @@ def run(args: argparse.Namespace) -> int:
     if records.torn:
         lines = ", ".join(map(str, records.torn))
         print(
-            f"{options.log}: skipped {len(records.torn)} torn line(s) a crash cut mid-write (line {lines})",
+            f"router-train feedback: {options.log}: skipped {len(records.torn)} torn line(s) a crash cut "
+            f"mid-write (line {lines})",
             file=sys.stderr,
         )
     outcomes = sorted_outcomes(records)
-    table = long_table_lines(outcomes, str(options.log)) if options.long_table is not None else None
-    data = logged_tasks(records, str(options.log), options.checkpoint_sha)
+    table = long_table_lines(outcomes, options.log.shown()) if options.long_table is not None else None
+    try:
+        data = logged_tasks(records, options.log.shown(), options.checkpoint_sha)
+    except SeveralCheckpoints as several:
+        if table is None or options.candidate or kind is not None:
+            raise  # estimates, candidates and refits are of one policy: name it
+        return _export_alone(options, records, table, several)
     out = _report(records, data, options.long_table)
     n = len(data.logged.served)
     if n == 0 and kind is not None:

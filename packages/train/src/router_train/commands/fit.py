@@ -24,11 +24,12 @@ from router_train.checkpoint_io import save_checkpoint
 from router_train.cli_args import field_flag, options_of
 from router_train.commands import summary
 from router_train.fit_source import FitSource
+from router_train.fitting.baseline_fit import fit_baseline
 from router_train.irt.checkpoint import IRT_NAME
 from router_train.irt.fit_command import fit_irt
 from router_train.irt.router import IrtConfig, check_enough_tasks
 from router_train.local.trainer import BUNDLED_TABLE_NAME
-from router_train.route.baseline_checkpoint import BASELINE_NAMES, fit_baseline
+from router_train.route.baseline_checkpoint import BASELINE_NAMES
 from router_train.scoring.baselines import BALANCED_LOGREG_NAME, LOGREG_NAME
 from router_train.task_features import load_task_features
 

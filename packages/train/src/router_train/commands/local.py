@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from router_train import local
 from router_train.cli_args import field_flag
 from router_train.commands import summary
-from router_train.local import LocalTrainConfig
+from router_train.local import heldout, trainer
+from router_train.local.config import LocalTrainConfig
 from router_train.local_options import add_training_arguments, config_from_args
 
 Options = LocalTrainConfig
@@ -38,8 +38,8 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
-    result = local.train_local(cfg, progress=not args.quiet)  # TableError, LocalTrainError: exit 2
-    print(local.format_summary(result.summary))
+    result = trainer.train_local(cfg, progress=not args.quiet)  # TableError, LocalTrainError: exit 2
+    print(heldout.format_summary(result.summary))
     shift = (
         f"; prior shift tau {result.prior_shift:g}, chosen on {cfg.shift_folds} cross-fitted folds"
         if cfg.shift_folds

@@ -6,8 +6,15 @@ import argparse
 from typing import Any
 
 from router_oracle.infra.atomic_file import check_output_directory
-from router_train.anypool import AnyPoolRunConfig, AnyPoolTrainConfig, format_anypool_summary, run_any_pool
-from router_train.anypool.run import CHECKPOINT_FILE, METRICS_FILE, SUMMARY_FILE
+from router_train.anypool.config import AnyPoolTrainConfig
+from router_train.anypool.heldout import format_anypool_summary
+from router_train.anypool.run import (
+    CHECKPOINT_FILE,
+    METRICS_FILE,
+    SUMMARY_FILE,
+    AnyPoolRunConfig,
+    run_any_pool,
+)
 from router_train.cli_args import add_grpo_arguments, field_flag, given, int_list
 from router_train.commands import summary
 from router_train.local.config import FeatureConfig

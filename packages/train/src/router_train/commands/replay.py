@@ -19,13 +19,24 @@ from pydantic import Field
 from router_oracle.infra.atomic_file import refuse_inputs_as_outputs, write_bytes_atomic, write_text_atomic
 from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.infra.numeric_option import Count, Seed
+from router_oracle.table import OracleTable
 from router_oracle.table_check import load_table
 from router_train.cli_args import field_flag, options_of
 from router_train.commands import summary
 from router_train.irt.checkpoint import read_irt
 from router_train.offpolicy.estimators import MIN_TRIED
-from router_train.offpolicy.replay import SeedResult, coverage, replay_seed, setup
+from router_train.offpolicy.floor_learner import DEFAULT_STRENGTH
+from router_train.offpolicy.floor_replay import (
+    ArmPoint,
+    budget_at,
+    regret_lines,
+    replay_objective,
+    table_points,
+    traffic_of,
+)
+from router_train.offpolicy.replay import ReplayError, SeedResult, coverage, replay_seed, setup
 from router_train.offpolicy.replay_plot import render_png
+from router_train.scoring.floor import Objective
 
 Rate = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]
 """An exploration rate in [0, 1)."""
@@ -57,6 +68,20 @@ class Options(FrozenModel):
     """write the cumulative resolved and cost curves (PNG)"""
     report: Path | None = None
     """write every seed's results (JSON)"""
+    prior_table: Path | None = None
+    """the table the prior's harness measured (the same models): its per-model mean cost and resolve rate
+    start the floor's posteriors; with it, replay also serves the traffic with the static floor (that
+    table's mix) and the learning floor (offpolicy.floor_learner, as serve drives it) at each
+    --floor-share, and prints their regret against the best mix in hindsight at the budget after
+    100 / 200 / 500 tasks"""
+    floor_share: list[Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]] = Field(
+        default_factory=lambda: [0.25, 0.5, 0.75]
+    )
+    """with --prior-table, a budget this share of the way from the cheapest to the dearest model's cost on
+    that table (repeat the flag for several)"""
+    prior_strength: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)] = DEFAULT_STRENGTH
+    """with --prior-table, the floor's resolve-rate prior strength in pseudo-tasks (the default is
+    measured from the shipped twins' cross-harness disagreement)"""
 
 
 def register(sub: Any) -> None:
@@ -78,6 +103,9 @@ def register(sub: Any) -> None:
         field_flag(p, Options, name)
     field_flag(p, Options, "plot", metavar="OUT.png")
     field_flag(p, Options, "report", metavar="OUT.json")
+    field_flag(p, Options, "prior_table", metavar="TABLE")
+    field_flag(p, Options, "floor_share", action="append", type=float, metavar="S")
+    field_flag(p, Options, "prior_strength")
     p.set_defaults(func=run)
 
 
@@ -88,6 +116,9 @@ class ReplayReport(FrozenModel):
     """The run's options."""
     seeds: list[SeedResult]
     """Per stream seed."""
+    floor: dict[str, dict[str, list[list[ArmPoint]]]] | None = None
+    """`--prior-table`: per budget (`--budget X`), per arm (`static floor`, `learning floor`), per stream
+    seed its regret and spend after 100 / 200 / 500 tasks."""
 
 
 def _spread(values: list[float], digits: int) -> str:
@@ -138,6 +169,38 @@ def report_text(results: list[SeedResult], horizon: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def floor_arms(
+    options: Options, traffic: OracleTable, models: list[str], seeds: list[int]
+) -> dict[str, dict[str, list[list[ArmPoint]]]]:
+    """Per `--floor-share` budget on the prior table, the static and the learning floor on the traffic."""
+    assert options.prior_table is not None
+    prior_table = load_table(options.prior_table)
+    if sorted(prior_table.pool.ids) != sorted(models):
+        raise ReplayError(
+            f"{options.prior_table}: its pool {sorted(prior_table.pool.ids)} is not the prior's {models}"
+        )
+    prior = table_points(prior_table, models)
+    tr = traffic_of(traffic, models)
+    out = {}
+    for share in options.floor_share:
+        objective = Objective(budget=round(budget_at(prior, share), 6))
+        out[objective.describe()] = replay_objective(
+            tr, prior, objective, seeds, strength=options.prior_strength
+        )
+    return out
+
+
+def floor_text(floor: dict[str, dict[str, list[list[ArmPoint]]]]) -> str:
+    """The floor arms' regret lines (mean [min, max] over seeds, points) and spend over the budget."""
+    lines = [
+        "the floor at each budget: regret vs the best mix in hindsight at the budget, points, "
+        "mean [min, max] over seeds; spend / budget"
+    ]
+    for flag, arms in floor.items():
+        lines += regret_lines("", Objective(budget=float(flag.split()[1])), arms)
+    return "\n".join(line.strip() for line in lines)
+
+
 def run(args: argparse.Namespace) -> int:
     options = options_of(Options, args)
     outputs = [p for p in (options.plot, options.report) if p is not None]
@@ -145,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
     prior = read_irt(options.prior)
     traffic = load_table(options.traffic)
     s = setup(prior, traffic, f"{options.traffic} (prior {options.prior})")
+    seeds = list(range(options.first_seed, options.first_seed + options.seeds))
     results = [
         replay_seed(
             s,
@@ -155,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
             options.bootstrap,
             options.min_tried,
         )
-        for seed in range(options.first_seed, options.first_seed + options.seeds)
+        for seed in seeds
     ]
     print(
         f"replay: prior {options.prior} on {options.traffic} ({len(s.instance_ids)} tasks, pool "
@@ -163,6 +227,10 @@ def run(args: argparse.Namespace) -> int:
         f"{options.seeds} stream seeds from {options.first_seed}"
     )
     print(report_text(results, options.horizon), end="")
+    floor = None
+    if options.prior_table is not None:
+        floor = floor_arms(options, traffic, s.models, seeds)
+        print(floor_text(floor))
     if options.plot is not None:
         title = (
             f"replay: {options.prior.name} on {options.traffic.name}, explore {options.explore}, "
@@ -172,7 +240,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {options.plot}")
     if options.report is not None:
         write_text_atomic(
-            options.report, ReplayReport(options=options, seeds=results).model_dump_json() + "\n"
+            options.report, ReplayReport(options=options, seeds=results, floor=floor).model_dump_json() + "\n"
         )
         print(f"wrote {options.report}")
     return 0

@@ -4,9 +4,9 @@ Routers: `--checkpoint` (a `router-train local` or `fit` checkpoint, or a `local
 `--pool`) or `--endpoint URL --model NAME` (an LLM router behind an OpenAI-compatible API, asked with
 the env's exact prompts). Tasks: `--instance ID` (bundled SWE-bench Verified), `--tasks FILE.jsonl` or
 `--issue FILE|- --repo OWNER/NAME`. Output: one JSON object per task (`route.Decision`) on stdout or
-`-o FILE` (written whole or not at all). `--budget USD` / `--dial X` route at an operating point of
-the router's cost dial (docs/route.md); the point's expected cost and resolved rate on the router's
-training tasks go to stderr.
+`-o FILE` (written whole or not at all). `--budget USD` / `--quality R` route at the user's objective:
+the router's dial point where its inner estimate backs it, else the floor, the mix of single models
+there (docs/route.md); `--dial X` at a dial point. What it routes at goes to stderr.
 
 Exit codes: 0 routed, 1 the endpoint failed after its retries (one line on stderr, nothing written),
 2 bad input (one line on stderr, nothing written), 130 interrupted.
@@ -69,8 +69,9 @@ def register(sub: Any) -> None:
     for name in ("pool", "table", "candidates", "eval_fraction", "split_seed"):
         _spec_flag(r, name)
     _spec_flag(r, "task_features", metavar="FILE")
-    d = p.add_argument_group("cost dial (at most one of --budget, --dial; checkpoints only)")
+    d = p.add_argument_group("objective (at most one of --budget, --quality, --dial; checkpoints only)")
     _spec_flag(d, "budget", metavar="USD")
+    _spec_flag(d, "quality", metavar="R")
     _spec_flag(d, "dial", metavar="X")
     _spec_flag(d, "no_safe_point", action="store_true")
     t = p.add_argument_group("tasks (one of --instance, --tasks, --issue)")

@@ -28,8 +28,8 @@ from router_train.route.operating_point import point_lines
 from router_train.route.router import ScoringRouter
 from router_train.serve import check_serves_pool, read_config
 from router_train.serve.admin import Admin
-from router_train.serve.store_api import masked
 from router_train.serve.store_open import open_store
+from router_train.serve.store_url import StoreLocation
 from router_train.serve_app import build_app
 
 SHUTDOWN_GRACE_S = 5
@@ -114,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
     options = options_of(Options, args)
     config = read_config(options.config)
     if options.store is not None:
-        config = config.model_copy(update={"store": options.store})
+        store = config.store.model_copy(update={"location": StoreLocation.parse(options.store)})
+        config = config.model_copy(update={"store": store})
     router = load_router(config.router)
     check_serves_pool(config, list(router.pool), options.config)
     # The store is opened (created or migrated) once here: a database that cannot be reached is one line
@@ -127,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"router-train serve: {line}", file=sys.stderr)
     print(
         f"router-train serve: router {router.name} over {', '.join(router.pool)} on "
-        f"http://{options.host}:{options.port}/v1 (model `router`; store {masked(config.store)}; "
+        f"http://{options.host}:{options.port}/v1 (model `router`; store {config.store.location.shown()}; "
         f"log {config.decision_log}; SIGHUP re-reads the config and reloads its checkpoint)",
         file=sys.stderr,
     )
@@ -140,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         server.run(sockets=[sock])
     except KeyboardInterrupt:  # uvicorn shut down gracefully, then raised the Ctrl-C again
         print(
-            f"router-train serve: stopped by Ctrl-C; the store {masked(config.store)} and the log "
+            f"router-train serve: stopped by Ctrl-C; the store {config.store.location.shown()} and the log "
             f"{config.decision_log} were written and closed",
             file=sys.stderr,
         )

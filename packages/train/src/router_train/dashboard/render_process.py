@@ -21,6 +21,7 @@ from router_train.offpolicy.from_log import LoggedTasks
 from router_train.offpolicy.summary import default_estimates
 from router_train.serve.export import ServeRecords
 from router_train.serve.store_api import Store
+from router_train.serve.store_config import StoreConfig
 from router_train.serve.store_open import open_store
 
 
@@ -28,8 +29,8 @@ from router_train.serve.store_open import open_store
 class PageInput:
     """What the page is computed from, besides the store's records (sent to the child)."""
 
-    store: str
-    """The store's location (a SQLite path or a PostgreSQL URL)."""
+    store: StoreConfig
+    """The store's location (a SQLite path or a PostgreSQL URL) and its timeout."""
     router: str
     """The serving router's name."""
     sha256: str | None

@@ -19,7 +19,7 @@ from router_train.dashboard.render_process import PageInput, compute, render_pro
 from router_train.serve.feedback import authorized
 from router_train.serve.http_body import Handler, unauthorized
 from router_train.serve.proxy import Proxy
-from router_train.serve.store_api import StoreUnavailable, store_url
+from router_train.serve.store_api import StoreUnavailable
 
 DASHBOARD_PATH = "/dashboard"
 """The route (present only with an `[admin]` table in the config)."""
@@ -46,7 +46,7 @@ class PageCache:
         self._read_at = 0.0
         self._fingerprint: str | None = None
         self._child: ProcessPoolExecutor | None = None
-        self._own_store = store_url(proxy.config.store) is None
+        self._own_store = not proxy.config.store.location.is_postgres
         proxy.on_stop.append(self.close)
 
     async def html(self) -> str:

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from router_frontier_rl.split import SplitName
 from router_oracle.infra.frozen_model import FrozenModel
-from router_train.local import LocalTrainConfig
+from router_train.local.config import LocalTrainConfig
 
 
 class Source(BaseModel):

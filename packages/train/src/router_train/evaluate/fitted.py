@@ -2,7 +2,7 @@
 
 A fitter is any callable `(train_tasks, test_tasks, seed) -> [Decisions, ...]` (`scoring.fitter.Fitter`)
 returning one single-choice decision per test task for each router it fits. Which ones evaluate fits
-comes from the registry of router kinds (`route.kinds.fitters_for`): the learned baselines
+comes from the registry of router kinds (`fitting.fitters_for`): the learned baselines
 (`scoring.baseline_fitter.BaselineFitter`), the local GRPO trainer (`local.fitter.LocalFitter`), with its
 default settings or any others, and the IRT router (`irt.fitter.IrtFitter`). Each partition's fits read
 that partition's train tasks only. This module runs them over the partitions (`fit_partitions`).

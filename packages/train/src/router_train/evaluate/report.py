@@ -43,6 +43,7 @@ from router_train.evaluate.cross_harness_text import (
     cross_harness_terminal,
 )
 from router_train.evaluate.curves import CurveMetrics, CurvePoint, CurveStat, CurveSummary
+from router_train.evaluate.objectives import ObjectivePoint, objective_table
 from router_train.scoring.calibration import RouterCalibration
 from router_train.scoring.decisions import UNPARSEABLE, SourceKind
 from router_train.scoring.metrics import RouterMetrics
@@ -137,6 +138,10 @@ class Evaluation(FrozenModel):
     (`router_oracle.analysis.noise.estimate_noise`; disagreement measured on all the table's tasks)."""
     curves: CurveSummary | None = None
     """Cross-validation, first evaluation: the curves' cost range and reference curves."""
+    objectives: dict[str, list[ObjectivePoint]] | None = None
+    """Cross-validation, first evaluation: per scoring router (and `(floor)`, the mix alone) what is
+    served at each objective, the router where its inner estimate backs its point else the floor, vs the
+    mix there (`evaluate.objectives`)."""
     calibration: list[RouterCalibration] = Field(default_factory=list)
     """First evaluation: each router that predicts resolve probabilities (`irt`), its Brier score and ECE
     per pool model on the tasks it routed (pooled over folds and fold seeds; `scoring.calibration`)."""
@@ -374,6 +379,8 @@ def render_terminal(report: EvalReport) -> str:
             cw = [max(len(r[j]) for r in crows) for j in range(len(CURVE_COLUMNS))]
             out += ["", curve_head(ev)]
             out += ["  ".join(c.ljust(w) for c, w in zip(r, cw, strict=True)).rstrip() for r in crows]
+        if ev.objectives:
+            out += ["", *objective_table(ev.objectives)]
         for rc in ev.calibration:
             out += ["", f"{rc.router}: calibration of its predicted resolve probability (held-out tasks)"]
             out += [
@@ -415,6 +422,8 @@ def _markdown_evaluation(ev: Evaluation, pool: list[str], first: bool) -> list[s
                 cells = [f"${p.cost_per_task:.3f} {_pct(p.resolved)}{_refused_mark(p)}" for p in r.curve]
                 md.append(f"| {row_label(r)} | " + " | ".join(cells) + " |")
         md.append("")
+    if ev.objectives:
+        md += ["### Objectives: router or floor", "", "```", *objective_table(ev.objectives), "```", ""]
     md += [
         "| router | reward | best-rate pick | mix at same cost | its resolved | cheapest mix as good "
         "| its $/task |"

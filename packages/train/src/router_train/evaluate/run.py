@@ -12,7 +12,7 @@ from router_oracle.analysis.noise import NoiseEstimate, default_measured, estima
 from router_oracle.infra.file_hash import sha256_file
 from router_oracle.table import OracleTable, TaskRecord
 from router_oracle.table_check import load_table
-from router_train.evaluate import curves
+from router_train.evaluate import curves, objectives
 from router_train.evaluate.config import EvaluateConfig, Source
 from router_train.evaluate.cross_harness import (
     blinded_partitions,
@@ -39,12 +39,13 @@ from router_train.evaluate.report import (
     render_markdown,
 )
 from router_train.evaluate.traces import read_traces
+from router_train.fitting import FitRequest, fitters_for
 from router_train.irt.router import IrtConfig, check_enough_tasks
-from router_train.local import LocalTrainConfig
+from router_train.local.config import LocalTrainConfig
 from router_train.report_files import publish_files
-from router_train.route.kinds import FitRequest, fitters_for, kind_of
 from router_train.route.kinds import baseline as baseline_kind
 from router_train.route.kinds import irt as irt_kind
+from router_train.route.kinds import kind_of
 from router_train.route.kinds import local as local_kind
 from router_train.scoring import baselines
 from router_train.scoring.calibration import held_out_calibration
@@ -148,7 +149,8 @@ def with_curves(
     pool: list[str],
     seed: int,
 ) -> Evaluation:
-    """`ev` with each scoring router's cost dial curve and the reference curves (`curves.build_curves`)."""
+    """`ev` with each scoring router's cost dial curve and the reference curves (`curves.build_curves`),
+    and what each serves at every objective (`objectives.served_objectives`)."""
     by_name, summary = curves.build_curves(partitions, scores, tasks, pool, seed)
     rows = [
         r.model_copy(update={"curve": by_name[r.name].points, "curve_metrics": by_name[r.name].metrics})
@@ -156,7 +158,8 @@ def with_curves(
         else r
         for r in ev.routers
     ]
-    return ev.model_copy(update={"routers": rows, "curves": summary})
+    served = objectives.served_objectives(partitions, scores, tasks, pool, seed)
+    return ev.model_copy(update={"routers": rows, "curves": summary, "objectives": served or None})
 
 
 def default_local_routers() -> list[tuple[str, LocalTrainConfig]]:
@@ -400,8 +403,9 @@ def _externals(d: _Design, pool: Sequence[str], config: EvaluateConfig, notes: l
 def _fitters(
     table: OracleTable, shown: str, d: _Design, config: EvaluateConfig, notes: list[str]
 ) -> list[Fitter]:
-    """The learned routers fitted in every partition: each kind's entry of the registry (`route.kinds`).
-    `shown`: the table's path as given (the user finds the file by it), for a too-few-tasks refusal."""
+    """The learned routers fitted in every partition: each kind's entry of the fitting registry
+    (`fitting.FITS`). `shown`: the table's path as given (the user finds the file by it), for a
+    too-few-tasks refusal."""
     local_routers = config.local_routers
     if local_routers is None:
         local_routers = default_local_routers() if config.include_baselines else []

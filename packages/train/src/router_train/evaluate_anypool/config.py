@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from router_oracle.infra.frozen_model import FrozenModel
-from router_train.anypool import AnyPoolTrainConfig
+from router_train.anypool.config import AnyPoolTrainConfig
 from router_train.evaluate_anypool.design import HeldOutDesign, NamedPool
 from router_train.irt.router import IrtConfig
-from router_train.local import LocalTrainConfig
+from router_train.local.config import LocalTrainConfig
 
 
 class AnyPoolEvalConfig(FrozenModel):

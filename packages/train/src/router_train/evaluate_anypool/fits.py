@@ -5,17 +5,17 @@ group), one set of fixed-pool routers per (task partition, distinct evaluation p
   from every candidate outside the group; it routes each of the group's evaluation pools on the
   partition's test tasks, seeing each pool through its capability summary on the train tasks
   (`PoolView.build`). It never trains on a test task nor with a held-out model.
-- With the IRT row (`--irt`): the registry's partition-shared rows (`route.kinds.partition_fits`, the
+- With the IRT row (`--irt`): the registry's partition-shared rows (`fitting.partition_fits`, the
   `irt` kind's): one IRT router per task partition, fitted on the train tasks' rows of every run and
   shared by every evaluation pool (each routed with its own near-tie tolerance).
 - With the any-pool router's IRT inputs (`FeatureConfig.irt`): one fit of them per task partition
   (`anypool.irt_inputs.fit_anypool_irt`, train tasks' rows of every run), shared by every group's router.
 - The fixed-pool references are trained on the pool alone, on the same train tasks: the registry's
-  (`route.kinds.references_for`): the local GRPO trainer with its default settings (`local` kind,
+  (`fitting.references_for`): the local GRPO trainer with its default settings (`local` kind,
   `local.fitter.LocalFitter`, row `local-grpo`) and the balanced TF-IDF logistic regression (`baseline`
   kind, `scoring.baseline_fitter.BalancedLogregFitter`). They know the pool's models by id: they are what
   retraining for that pool buys. The any-pool router's trainer is the `local-anypool` kind's
-  (`route.kinds.anypool_training`).
+  (`fitting.anypool_training`).
 
 Work is shared where the results cannot differ: a fit unit is one held-out group (its any-pool routers
 of every partition) or one distinct pool (its fixed-pool routers of every partition), and each unit reads
@@ -32,16 +32,16 @@ from typing import cast
 
 from router_oracle.derive import CandidateIndex
 from router_oracle.table import TaskRecord
-from router_train.anypool import PoolView
 from router_train.anypool.heldout import ROUTER_NAME as ANYPOOL_NAME
 from router_train.anypool.irt_inputs import AnyPoolIrtState
+from router_train.anypool.policy import PoolView
 from router_train.anypool.trainer import ScoreCache
 from router_train.evaluate.design import Partition
 from router_train.evaluate.dial import RouterScores
 from router_train.evaluate.forked import fork_map
 from router_train.evaluate_anypool.config import AnyPoolEvalConfig
 from router_train.evaluate_anypool.design import EvalPool, HeldOutGroup
-from router_train.route.kinds import (
+from router_train.fitting import (
     PartitionFit,
     PartitionRequest,
     PoolRoutes,
@@ -57,7 +57,7 @@ from router_train.scoring.decisions import Decisions, EvaluateError
 
 FIXED_NAMES = reference_rows()
 """The fixed-pool reference routers' rows, in report order: the registry's references
-(`route.kinds.references_for`, each kind's `Fit.reference_rows`), which `fit_all` checks they give."""
+(`fitting.references_for`, each kind's `Fit.reference_rows`), which `fit_all` checks they give."""
 
 Picks = list[dict[str, str]]
 """Per repeat (fold seed): task id -> the model a router routed it to."""

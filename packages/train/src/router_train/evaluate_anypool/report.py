@@ -15,12 +15,12 @@ from typing import Literal
 from pydantic import Field
 
 from router_oracle.infra.frozen_model import FrozenModel
-from router_train.anypool import AnyPoolTrainConfig
+from router_train.anypool.config import AnyPoolTrainConfig
 from router_train.evaluate.curves import CurveMetrics
 from router_train.evaluate.report import Evaluation, TableInfo
 from router_train.evaluate_anypool.design import EvalPool, HeldOutDesign, HeldOutGroup, NamedPool
 from router_train.evaluate_anypool.pool_average import AverageGap, GapDifference
-from router_train.local import LocalTrainConfig
+from router_train.local.config import LocalTrainConfig
 from router_train.scoring.vs_mix import Gap, verdict
 
 PLOT_PNG = "anypool_gaps.png"

@@ -10,7 +10,7 @@ from pathlib import Path
 from router_oracle.analysis.noise import estimate_noise
 from router_oracle.derive import CandidateIndex
 from router_oracle.table import OracleTable
-from router_train.anypool import AnyPoolTrainConfig
+from router_train.anypool.config import AnyPoolTrainConfig
 from router_train.evaluate.curves import CurveMetrics, router_curves
 from router_train.evaluate.design import Partition, fold_partitions
 from router_train.evaluate.fitted import FittedDecisions
@@ -45,7 +45,7 @@ from router_train.evaluate_anypool.report import (
     dumps_report,
     render_markdown,
 )
-from router_train.local import LocalTrainConfig
+from router_train.local.config import LocalTrainConfig
 from router_train.report_files import publish_files
 from router_train.scoring import baselines
 from router_train.scoring.bootstrap import RESAMPLES

@@ -1,6 +1,6 @@
-"""Checkpoint of a fitted IRT router (`router-train fit irt`): one JSON document, written atomically.
-
-The fit is `irt.router.fit_irt_router` on the train tasks' rows of every run of the bundled candidates'
+"""Checkpoint of a fitted IRT router (`router-train fit irt`): one JSON document, written atomically, and
+what routing reads of it. The fit (`irt.fit_command.fit_irt_checkpoint`, not imported here: routing loads
+no fitter) is `irt.router.fit_irt_router` on the train tasks' rows of every run of the bundled candidates'
 results matrix (never a held-out task's row), as evaluate's `irt` row fits it per fold. Its route is the
 oracle's rule on predicted resolve probabilities (near-ties to the cheapest); its dial is the lambda of
 `P - lambda x predicted cost` (`irt.router.near_tie_scores`).
@@ -17,22 +17,17 @@ from pydantic import model_validator
 
 from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.infra.numeric_option import Seed, Share
-from router_oracle.results_matrix import ResultsMatrix
-from router_oracle.table import Pool, TaskRecord
+from router_oracle.table import Pool
 from router_oracle.task_input import TaskInput
 from router_train.checkpoint_io import read_checkpoint_file
-from router_train.fit_source import FitSource
-from router_train.irt.fitter import IrtFitter
 from router_train.irt.router import (
     FittedIrtRouter,
     IrtFit,
     check_fit_pool,
-    fit_irt_router,
-    near_tie_scores,
     pool_probabilities,
 )
-from router_train.scoring.dial import CHECKPOINT_POINTS, DialCalibration, calibrate
-from router_train.scoring.safe_point import IRT_MARGINS, SafePoint, checkpoint_safe_point
+from router_train.scoring.dial import DialCalibration
+from router_train.scoring.safe_point import SafePoint
 
 IRT_NAME = "irt"
 """The router's name (`router-train fit irt`, evaluate's row)."""
@@ -101,47 +96,6 @@ def ordered_pool(pool: Pool, ids: Sequence[str]) -> Pool:
     """`pool` with its models in the order of `ids`."""
     by_id = {m.id: m for m in pool.models}
     return pool.model_copy(update={"models": [by_id[i] for i in ids]})
-
-
-def fit_irt_checkpoint(
-    train_tasks: Sequence[TaskRecord],
-    matrix: ResultsMatrix,
-    pool: Pool,
-    seed: int,
-    source: FitSource,
-    *,
-    results: str,
-    task_features: str | None = None,
-) -> IrtCheckpoint:
-    """Fit the IRT router on `train_tasks` (the tasks `source` names; their rows of `matrix`, every run,
-    `results` naming it; `task_features`: the regressor's extra inputs, as evaluate's) and its dial table."""
-    train = sorted(train_tasks, key=lambda t: t.instance_id)
-    router = fit_irt_router(train, matrix, pool, seed=seed, task_features=task_features)
-    order = ordered_pool(pool, route_order(router.fit, pool))
-    oof = pool_probabilities(router.train_p, router.fit.run_ids, order)  # train rows, instance-id order
-    calibration = calibrate(
-        near_tie_scores(oof, router.fit.tolerance),
-        train,
-        order.ids,
-        costs=router.pool_costs(order),
-        max_points=CHECKPOINT_POINTS,
-    )
-    # Its default point, chosen on the train tasks as evaluate chooses it per fit (`scoring.safe_point`).
-    native = near_tie_scores(
-        pool_probabilities(router.train_p, router.fit.run_ids, pool), router.fit.tolerance
-    )
-    fitter = IrtFitter(matrix, pool, name=IRT_NAME, task_features=task_features)
-    safe = checkpoint_safe_point(fitter.fit_scored, IRT_NAME, train, pool.ids, native, seed, IRT_MARGINS)
-    return IrtCheckpoint(
-        pool=pool,
-        **source.model_dump(),
-        results=results,
-        seed=seed,
-        train_task_ids=[t.instance_id for t in train],
-        fit=router.fit,
-        calibration=calibration,
-        safe_point=safe,
-    )
 
 
 def predicted_probabilities(router: FittedIrtRouter, tasks: Sequence[TaskInput], pool: Pool) -> np.ndarray:

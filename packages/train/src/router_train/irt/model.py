@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import expit, log1p
 
 MAX_ITER = 500
@@ -120,6 +119,10 @@ def fit_irt(
     m = np.ones_like(y) if mask is None else np.asarray(mask, dtype=np.float64)
     pen = penalty or IrtPenalty()
     n, r = y.shape
+    # Here, not at the top: routing reads fitted parameters (`IrtParams`) and never fits; scipy.optimize
+    # is ~0.3 s of a process's start on a quiet machine.
+    from scipy.optimize import minimize
+
     res = minimize(
         objective,
         initial_point(y, m, k, seed),

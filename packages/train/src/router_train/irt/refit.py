@@ -9,7 +9,7 @@ intercepts `c_j`, fitted by penalised maximum likelihood on the outcomes of the 
 ability). The cost of each model is the traffic's mean, shrunk toward the public cost scaled by how
 much dearer the traffic is overall (`COST_PRIOR_TASKS` pseudo-tasks). Both `feedback --refit` and
 `replay` run these functions, on a checkpoint and on arrays respectively; `feedback --refit` reaches them
-through the IRT kind's `refit` hook (`route.kinds.irt.refit`).
+through the IRT kind's `refit` hook (`fitting.irt.refit`).
 """
 
 from __future__ import annotations

@@ -10,7 +10,12 @@ from pydantic import Field, model_validator
 from router_frontier_rl.rewards import REWARD_NAMES, check_weights
 from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.infra.numeric_option import MAX_COUNT, Seed
-from router_train.local.grpo import Advantage
+
+Advantage = Literal["mean", "std"]
+"""A GRPO group advantage (`local.grpo.group_advantages`). `mean`: reward minus the group mean (prime-rl's
+`grpo` advantage, what the hosted run uses); `std`: that divided by the group's standard deviation + eps
+(the GRPO paper's normalisation). Defined here, not in `grpo`: a checkpoint records the configuration, so
+routing reads this module, and must load no trainer."""
 
 
 class LocalTrainError(ValueError):

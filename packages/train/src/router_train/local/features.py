@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 from pydantic import Field
-from sklearn.feature_extraction.text import HashingVectorizer
 
 from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.table import TaskRecord
@@ -22,6 +22,9 @@ from router_train.local.config import FeatureConfig, LocalTrainError
 from router_train.local.irt_features import IrtFeatureState, fit_irt_features, irt_columns
 from router_train.task_features import FeatureScaling
 from router_train.text_features import fit_tfidf, tfidf_matrix
+
+if TYPE_CHECKING:
+    from sklearn.feature_extraction.text import HashingVectorizer
 
 
 class FeatureState(FrozenModel):
@@ -46,7 +49,11 @@ class FeatureState(FrozenModel):
 
 
 def _vectorizer(cfg: FeatureConfig) -> HashingVectorizer:
-    # Stateless hashing: no vocabulary to store, and unseen words still land in a bucket.
+    # Stateless hashing: no vocabulary to store, and unseen words still land in a bucket. Imported here:
+    # scikit-learn (scipy.stats and pandas with it) is most of a routing process's start, and only the
+    # `hashed` text mode reads it.
+    from sklearn.feature_extraction.text import HashingVectorizer
+
     return HashingVectorizer(
         n_features=2**cfg.hash_bits,
         ngram_range=(1, cfg.ngram_max),

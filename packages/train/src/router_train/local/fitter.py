@@ -1,5 +1,5 @@
 """The local GRPO trainer as one of evaluate's fitters (`scoring.fitter.Fitter`, with `fit_scored` for the
-cost-dial curves): the `local` kind's entry of `route.kinds` makes one per configuration for
+cost-dial curves): the `local` kind's entry of `fitting` makes one per configuration for
 `router-train evaluate`; `evaluate-anypool` fits the fixed-pool rows with it too."""
 
 from __future__ import annotations

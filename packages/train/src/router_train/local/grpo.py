@@ -7,16 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
 import numpy as np
 import scipy.sparse as sp
 
 from router_train.local import kernels
-
-Advantage = Literal["mean", "std"]
-"""`mean`: reward minus the group mean (prime-rl's `grpo` advantage, what the hosted run uses);
-`std`: that divided by the group's standard deviation + eps (the GRPO paper's normalisation)."""
+from router_train.local.config import Advantage
 
 
 def group_advantages(rewards: np.ndarray, eps: float, estimator: Advantage = "mean") -> np.ndarray:

@@ -59,19 +59,29 @@ def log_pool(records: ServeRecords) -> list[str]:
     return sorted(models)
 
 
+class SeveralCheckpoints(FeedbackInputError):
+    """The outcomes' decisions come from several router checkpoints and none was named: no one policy
+    to estimate (what does not estimate, `feedback --long-table`'s export, runs all the same)."""
+
+    def __init__(self, source: str, detail: str) -> None:
+        super().__init__(f"{source}: {detail}; give --checkpoint-sha SHA to estimate one of them")
+        self.detail = detail
+        """What was found, without the file (`the outcomes' decisions come from N router checkpoints
+        (sha256 ...)`)."""
+
+
 def checkpoint_of(records: ServeRecords, source: str, checkpoint_sha: str | None) -> str | None:
     """The one checkpoint sha256 whose decisions are estimated: `checkpoint_sha` (a unique prefix will
     do), else the only one the outcomes' decisions show; decisions of two checkpoints without it are
-    one `FeedbackInputError` (two policies are not one)."""
+    one `SeveralCheckpoints` (two policies are not one)."""
     shas = sorted(
         {d.checkpoint_sha256 or "" for t in records.outcomes if (d := records.decisions.get(t)) is not None}
     )
     named = ", ".join(s[:16] or "none (an LLM router)" for s in shas)
     if checkpoint_sha is None:
         if len(shas) > 1:
-            raise FeedbackInputError(
-                f"{source}: the outcomes' decisions come from {len(shas)} router checkpoints "
-                f"(sha256 {named}); give --checkpoint-sha SHA to estimate one of them"
+            raise SeveralCheckpoints(
+                source, f"the outcomes' decisions come from {len(shas)} router checkpoints (sha256 {named})"
             )
         return shas[0] or None if shas else None
     match = [s for s in shas if s and s.startswith(checkpoint_sha.lower())]

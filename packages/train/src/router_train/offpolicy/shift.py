@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from scipy.stats import norm
 
 from router_oracle.infra.frozen_model import FrozenModel
-from router_train.route.kinds import ModelEvidence
+from router_train.fitting.fit import ModelEvidence
 
 SHIFT_LEVEL = 0.999
 """Coverage of each model's Wilson interval: a shift is flagged only when chance would give it less than

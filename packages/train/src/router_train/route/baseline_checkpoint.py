@@ -1,4 +1,6 @@
-"""Checkpoint of a fitted supervised baseline (`router-train fit`): one JSON document, written atomically.
+"""Checkpoint of a fitted supervised baseline (`router-train fit`): one JSON document, written atomically,
+and what routing reads of it. Its fit (`fitting.baseline_fit.fit_baseline`, above the fitters it runs) is
+not imported here: routing loads no fitter.
 
 The fits are evaluate's own objects (`scoring.baselines.CheapestFit / LogregFit / KnnFit`), fitted on
 the same train tasks in the same order as `router-train evaluate` fits them, so a saved baseline routes
@@ -18,9 +20,7 @@ from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.infra.numeric_option import Seed, Share
 from router_oracle.table import TaskRecord
 from router_train.checkpoint_io import read_checkpoint_file
-from router_train.fit_source import FitSource
 from router_train.route.spec import RouteError
-from router_train.scoring.baseline_fitter import BaselineFitter
 from router_train.scoring.baseline_scores import log_proba, smoothed_votes
 from router_train.scoring.baselines import (
     BALANCED_LOGREG_NAME,
@@ -29,17 +29,13 @@ from router_train.scoring.baselines import (
     CheapestFit,
     KnnFit,
     LogregFit,
-    TfidfFeatures,
 )
 from router_train.scoring.dial import CHECKPOINT_POINTS, DialCalibration, calibrate
-from router_train.scoring.safe_point import CLASSIFIER_MARGINS, SafePoint, checkpoint_safe_point
+from router_train.scoring.safe_point import SafePoint
 from router_train.task_features import FeatureScaling
 
 BASELINE_NAMES: tuple[str, ...] = (CHEAPEST_NAME, LOGREG_NAME, BALANCED_LOGREG_NAME, "tfidf-knn")
 """The baselines `router-train fit` saves: evaluate's learned baselines, under their row names."""
-
-DEFAULT_KNN_K = 10
-"""Neighbours of `tfidf-knn`, as in evaluate."""
 
 BaselineFit = Annotated[CheapestFit | LogregFit | KnnFit, Field(discriminator="method")]
 
@@ -115,65 +111,6 @@ def baseline_calibration(
     pool = sorted(pool_ids)
     scores = dial_scores(fit, x_train, pool, on_train=True)
     return None if scores is None else calibrate(scores, train, pool, max_points=CHECKPOINT_POINTS)
-
-
-def fit_baseline(
-    name: str,
-    train_tasks: Sequence[TaskRecord],
-    pool_ids: Sequence[str],
-    seed: int,
-    source: FitSource,
-    task_features: str | None = None,
-) -> BaselineCheckpoint:
-    """Fit baseline `name` on `train_tasks` (the tasks `source` names) as evaluate does (tasks in
-    instance-id order; `task_features`: the logistic regressions' extra inputs, as evaluate's)."""
-    if name not in BASELINE_NAMES:
-        raise RouteError(f"unknown baseline {name!r}; one of: {', '.join(BASELINE_NAMES)}")
-    train = sorted(train_tasks, key=lambda t: t.instance_id)
-    vocabulary: list[str] = []
-    idf: list[float] = []
-    fit: CheapestFit | LogregFit | KnnFit
-    scaling: FeatureScaling | None = None
-    row_name = name
-    calibration = None
-    safe: SafePoint | None = None
-    if name == CHEAPEST_NAME:
-        fit = CheapestFit.fit(train, pool_ids)
-    else:
-        logreg = name != "tfidf-knn"
-        features = TfidfFeatures(train, name, task_features if logreg else None)
-        vocabulary, idf = features.vocabulary, features.idf
-        if not logreg:
-            fit = KnnFit.fit(features, DEFAULT_KNN_K)
-            row_name = f"tfidf-knn(k={fit.k})"
-        else:
-            fit = LogregFit.fit(features, seed, balanced=name.endswith("(balanced)"))
-            scaling = features.scaling
-        calibration = baseline_calibration(fit, features.x_train, train, pool_ids)
-        scores = dial_scores(fit, features.x_train, list(pool_ids), on_train=True)
-        assert scores is not None
-        safe = checkpoint_safe_point(
-            BaselineFitter(list(pool_ids), task_features).fit_scored,
-            row_name,
-            train,
-            pool_ids,
-            scores,
-            seed,
-            CLASSIFIER_MARGINS,
-        )
-    return BaselineCheckpoint(
-        name=row_name,
-        pool_ids=list(pool_ids),
-        **source.model_dump(),
-        seed=seed,
-        train_task_ids=[t.instance_id for t in train],
-        vocabulary=vocabulary,
-        idf=idf,
-        fit=fit,
-        task_features=scaling,
-        calibration=calibration,
-        safe_point=safe,
-    )
 
 
 def read_baseline(path: str | os.PathLike[str]) -> BaselineCheckpoint:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from router_oracle.infra.frozen_model import FrozenModel
+
+OPTIONAL_FIELDS = ("scores", "reply", "dial", "chooser")
+"""Fields a decision's JSON line carries only when set (a line without them reads as before they existed)."""
 
 
 class Decision(FrozenModel):
@@ -28,8 +33,12 @@ class Decision(FrozenModel):
     dial: float | None = None
     """The cost dial the route was picked with (`--budget` or `--dial`); with `--explain`, `scores` are
     then the dialled scores, score - dial x mean train cost, whose argmax is `model`. None: no dial."""
+    chooser: Literal["router", "floor"] | None = None
+    """With `--budget`, `--quality` or `--dial`: who chose `model`, `router` (its own point, backed by its
+    inner estimate) or `floor` (the mix of single models at the objective, `scoring.floor`); `reason`
+    says why. None: the default point (no objective given)."""
 
     def json_line(self) -> str:
-        """The JSON line written for this decision (`scores`/`reply`/`dial` only when set)."""
-        unset = {k for k in ("scores", "reply", "dial") if getattr(self, k) is None}
+        """The JSON line written for this decision (`scores`/`reply`/`dial`/`chooser` only when set)."""
+        unset = {k for k in OPTIONAL_FIELDS if getattr(self, k) is None}
         return self.model_dump_json(exclude=unset) + "\n"

@@ -13,11 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 from router_oracle.task_input import TaskInput
 from router_train.scoring.dial import CalibrationPoint, DialCalibration, apply_dial
+from router_train.scoring.floor import FloorMix, floor_pick
+
+Chooser = Literal["router", "floor"]
+"""Who picked a decision's model at an objective: the learned router or the floor (the mix)."""
 
 
 class Scorer:
@@ -60,6 +65,12 @@ class OperatingPoint:
     """The safe default point it routes at, in words (`SafePoint.describe`), when it routes at one."""
     note: str | None = None
     """One line for stderr at load (a budget or dial refused: what it routes at instead), else None."""
+    floor: FloorMix | None = None
+    """Every task goes to the model the floor assigns its key (`scoring.floor.floor_pick`): the mix of
+    single models at the user's objective, where the router's own point is not backed; else None."""
+    chooser: Chooser | None = None
+    """With an objective or dial: who picks each task's model, `router` (its scores at `dial`) or
+    `floor` (the mix), written in every decision; None: the default point (no objective)."""
 
 
 NATIVE = OperatingPoint()
@@ -89,6 +100,8 @@ def deploy(
     (with a dial: score - dial x price, -inf kept; None when every task goes to one model)."""
     if point.model is not None:  # no score can move it
         return [scorer.pool.index(point.model)] * len(tasks), None
+    if point.floor is not None:  # the task's key alone picks: the same model on every replica and turn
+        return [scorer.pool.index(floor_pick(point.floor, t.instance_id)) for t in tasks], None
     if point.dial is None:
         s = scorer.scores(tasks)
         return [int(j) for j in np.argmax(s, axis=1)], s

@@ -1,5 +1,5 @@
-"""`--budget` / `--dial` at routing time: a loaded router's dial calibration on its training tasks, and
-the operating point it routes at.
+"""`--budget` / `--quality` / `--dial` at routing time: a loaded router's dial calibration on its
+training tasks, and the operating point it routes at (an objective's: `route.floor`).
 
 Where the calibration comes from:
 - `router-train local` (v3) and `router-train fit` (v2) checkpoints store it (computed when trained);
@@ -8,8 +8,9 @@ Where the calibration comes from:
   to re-train / re-fit;
 - an any-pool checkpoint has one per pool: computed at load on the checkpoint's train tasks in the
   candidates table, for the pool given.
-A budget becomes the dial of the richest tabulated point within it (`scoring.dial.operating_point`);
-below the cheapest point the router routes at the cheapest point and `budget_note` says so.
+A budget becomes the dial of the richest tabulated point within it (`scoring.dial.operating_point`), a
+quality the cheapest point reaching it; the router routes there only where its inner estimate backs it,
+else at the floor, the mix of single models at the objective (`route.floor`).
 """
 
 from __future__ import annotations
@@ -23,14 +24,12 @@ from router_oracle.infra.file_hash import sha256_file
 from router_oracle.table import TaskRecord
 from router_oracle.table_check import load_table
 from router_train.route.deploy import NATIVE, OperatingPoint, Scorer, dial_point
+from router_train.route.floor import calibration_for, floor_point, objective_point
 from router_train.route.spec import CheckpointSpec, RouteError
-from router_train.scoring.dial import (
-    CalibrationPoint,
-    DialCalibration,
-    operating_point,
-    point_for_dial,
-)
-from router_train.scoring.safe_point import SafePoint, dial_estimate, dial_margin, honoured
+from router_train.scoring.backing import backing
+from router_train.scoring.dial import DialCalibration, point_for_dial
+from router_train.scoring.floor import Objective
+from router_train.scoring.safe_point import SafePoint
 
 BUNDLED_TABLE_LABEL = "router_frontier_rl/data/oracle_table.json"
 """How a checkpoint records the env's bundled table (`local.trainer.BUNDLED_TABLE_NAME`)."""
@@ -76,23 +75,11 @@ def budget_note(calibration: DialCalibration, budget: float) -> str | None:
 
 
 def requested_point(scorer: Scorer, spec: CheckpointSpec, calibrate: Calibrator | None) -> OperatingPoint:
-    """The point `spec.budget` or `spec.dial` (one of them is set) asks for on `scorer`'s dial. A router
-    without a dial (`calibrate` None) is refused."""
-    flag = "--budget" if spec.budget is not None else "--dial"
-    if calibrate is None:
-        raise RouteError(f"{flag}: {scorer.name} has no per-model scores to put a cost dial on")
-    calibration = calibrate()
-    if not calibration.points:
-        raise RouteError(f"{flag}: {scorer.name}: empty dial calibration")
-    point: CalibrationPoint
-    if spec.budget is not None:
-        point = operating_point(calibration, spec.budget)
-        dial = point.dial
-    else:
-        assert spec.dial is not None
-        dial = spec.dial
-        point = point_for_dial(calibration, dial)
-    return dial_point(scorer.pool, dial, calibration, point)
+    """The point `spec.dial` asks for on `scorer`'s dial. A router without a dial (`calibrate` None) is
+    refused."""
+    assert spec.dial is not None
+    calibration = calibration_for(scorer, "--dial", calibrate)
+    return dial_point(scorer.pool, spec.dial, calibration, point_for_dial(calibration, spec.dial))
 
 
 def operating_line(point: OperatingPoint) -> str:
@@ -113,7 +100,7 @@ def safe_point(scorer: Scorer, point: SafePoint, calibrate: Calibrator | None) -
     """A checkpoint's safe default point (`scoring.safe_point`, chosen on its training tasks): its native
     route, its dial at the stored value, or every task to the stored cheapest model."""
     if point.choice == "router":
-        return NATIVE
+        return OperatingPoint(default_point=point.describe())  # native routes, and stderr says which
     if point.choice == "cheapest":
         assert point.model is not None
         if point.model not in scorer.pool:
@@ -130,36 +117,31 @@ def safe_point(scorer: Scorer, point: SafePoint, calibrate: Calibrator | None) -
 def point_for(
     scorer: Scorer, spec: CheckpointSpec, calibrate: Calibrator | None, safe: SafePoint | None
 ) -> OperatingPoint:
-    """The operating point a checkpoint routes at for `spec`: the budget or dial asked for where the fit's
-    inner estimate there beats the mix by the margin (`checked`), else its stored safe default point
-    (unless `--no-safe-point`), else native."""
-    if spec.budget is not None or spec.dial is not None:
-        asked = requested_point(scorer, spec, calibrate)
-        return asked if safe is None or spec.no_safe_point else checked(scorer, spec, asked, safe, calibrate)
+    """The operating point a checkpoint routes at for `spec`: at an objective (`--budget`, `--quality`)
+    the router's dial point where its inner estimate backs it, else the floor (`route.floor`); at a
+    `--dial` the dial where backed, else the floor at the dial's expected cost; without either, its
+    stored safe default point (unless `--no-safe-point`), else native."""
+    objective = spec.objective()
+    if objective is not None:
+        return objective_point(scorer, spec, objective, calibrate, safe)
+    if spec.dial is not None:
+        asked = replace(requested_point(scorer, spec, calibrate), chooser="router")
+        return asked if safe is None or spec.no_safe_point else checked(scorer, spec, asked, safe)
     if safe is not None and not spec.no_safe_point:
         return safe_point(scorer, safe, calibrate)
     return NATIVE
 
 
-def checked(
-    scorer: Scorer, spec: CheckpointSpec, asked: OperatingPoint, safe: SafePoint, calibrate: Calibrator | None
-) -> OperatingPoint:
-    """`asked` where the fit's inner estimate at its dial beats the mix by more than the margin
-    (`scoring.safe_point.dial_estimate`); else the safe default point, saying so in every decision's
-    reason and in one line at load. A checkpoint without dial estimates (older) routes where asked."""
-    assert asked.dial is not None
-    estimate = dial_estimate(safe, asked.dial)
-    margin = dial_margin(safe)
-    if estimate is None or honoured(estimate, margin):
+def checked(scorer: Scorer, spec: CheckpointSpec, asked: OperatingPoint, safe: SafePoint) -> OperatingPoint:
+    """`asked` (a `--dial`) where the fit's inner estimate at its dial backs it (`scoring.backing.backing`);
+    else the floor at the dial's expected cost on the training tasks, saying so in every decision's
+    reason and in one line at load."""
+    assert asked.dial is not None and asked.bought is not None and asked.calibration is not None
+    backed, words = backing(safe, asked.dial)
+    if backed:
         return asked
-    flag = f"--budget {spec.budget:g}" if spec.budget is not None else f"--dial {spec.dial:g}"
-    fallback = safe_point(scorer, safe, calibrate)
-    reason = (
-        f"{flag} refused: the fit's inner estimate there ({estimate.name}) is {100 * estimate.gap:+.2f} "
-        f"points vs the mix, not above +{100 * margin:g}: routing at the safe default point "
-        f"({safe.describe()}; --no-safe-point routes where asked)"
-    )
-    return replace(fallback, reason=reason, note=reason)
+    budget = Objective(budget=asked.bought.cost_per_task)
+    return floor_point(scorer, asked.calibration, budget, f"--dial {spec.dial:g} refused: {words}", "--dial")
 
 
 def stored_point(
@@ -178,10 +160,12 @@ def point_lines(point: OperatingPoint, budget: float | None) -> list[str]:
     out = []
     if point.note is not None:
         out.append(point.note)
+    if point.floor is not None:
+        return out
     if point.calibration is not None and point.default_point is None:
         if budget is not None and (note := budget_note(point.calibration, budget)):
             out.append(note)
         out.append(operating_line(point))
     elif point.default_point is not None:
-        out.append(f"default point: {point.default_point}")
+        out.append(f"default point: {point.default_point} (no --budget or --quality given)")
     return out

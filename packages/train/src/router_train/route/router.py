@@ -103,6 +103,7 @@ class ScoringRouter(Router):
                         reason=point.reason,
                         scores=scores,
                         dial=point.dial,
+                        chooser=point.chooser,
                     )
                 )
         return out

@@ -6,12 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, TypeAdapter, ValidatorFunctionWrapHandler, WrapValidator, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    TypeAdapter,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.infra.numeric_option import Count, Retries, Seconds, Seed, Share, Temperature
 from router_train.chat_endpoint import EndpointError
+from router_train.scoring.floor import Objective, parse_quality
 
 
 class RouteError(ValueError):
@@ -30,6 +39,20 @@ Budget = Annotated[float, Field(gt=0, le=MAX_BUDGET_USD, allow_inf_nan=False)]
 """`--budget` / `budget`: a finite USD amount per task in (0, MAX_BUDGET_USD]."""
 Dial = Annotated[float, Field(ge=-MAX_DIAL, le=MAX_DIAL, allow_inf_nan=False)]
 """`--dial` / `dial`: a finite number in [-MAX_DIAL, MAX_DIAL]."""
+
+
+def _quality(text: str) -> str:
+    parse_quality(text)  # raises ValueError naming the form expected
+    return text.strip().replace(" ", "")
+
+
+def _quality_text(value: Any) -> Any:
+    """A TOML number (`quality = 0.78`) as its text, so both spellings read alike."""
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+
+
+Quality = Annotated[str, BeforeValidator(_quality_text), AfterValidator(_quality)]
+"""`--quality` / `quality`: a resolve rate in (0, 1] or `best-D` (`scoring.floor.parse_quality`)."""
 
 
 class RouterSpecBase(FrozenModel):
@@ -57,9 +80,16 @@ class CheckpointSpec(RouterSpecBase):
     """A checkpoint file: `router-train local`, `router-train local-anypool` (needs `pool`) or
     `router-train fit`; its kind is read from the file."""
     budget: Budget | None = None
-    """Mean cost per task in USD to route at: turned into the router's cost dial on its training tasks
-    (the checkpoint's calibration table; the richest point that does not exceed it, or the cheapest point
-    when the budget is below it). Not with `dial`, not for an endpoint router."""
+    """Mean cost per task in USD to spend: the router's cost dial at the richest point of its calibration
+    within it, used where its inner estimate beats the mix by its kind's margin; elsewhere the floor, the
+    best mix of single models at that cost (`scoring.floor`; below the cheapest model, the cheapest). Not
+    with `quality` or `dial`, not for an endpoint router."""
+    quality: Quality | None = None
+    """A resolve-rate target to route at, instead of a budget: a rate (`0.78`) or `best-D` (`best-0.02`:
+    D below the best single model's rate on the training tasks). The floor is the cheapest mix of single
+    models resolving that much (`scoring.floor`); the router's dial point at the cheapest point of its
+    calibration reaching it is used where its inner estimate beats the mix by its kind's margin. Not with
+    `budget` or `dial`, not for an endpoint router."""
     dial: Dial | None = None
     """The cost dial itself (`evaluate.dial.apply_dial`: argmax of score - dial x mean train cost; 0 = the
     router as trained, higher = cheaper). Not with `budget`, not for an endpoint router."""
@@ -84,9 +114,16 @@ class CheckpointSpec(RouterSpecBase):
 
     @model_validator(mode="after")
     def _one_dial(self) -> CheckpointSpec:
-        if self.budget is not None and self.dial is not None:
-            raise ValueError("give at most one of budget (--budget) and dial (--dial)")
+        given = [n for n in ("budget", "quality", "dial") if getattr(self, n) is not None]
+        if len(given) > 1:
+            raise ValueError("give at most one of budget (--budget), quality (--quality) and dial (--dial)")
         return self
+
+    def objective(self) -> Objective | None:
+        """The user's objective (`--budget` or `--quality`), None without one."""
+        if self.budget is None and self.quality is None:
+            return None
+        return Objective(budget=self.budget, quality=self.quality)
 
 
 class EndpointSpec(RouterSpecBase):
@@ -120,7 +157,7 @@ class EndpointSpec(RouterSpecBase):
         if isinstance(data, dict):
             if not data.get("model"):
                 raise ValueError("endpoint needs model (--model: the served model name)")
-            for name, flag in (("budget", "--budget"), ("dial", "--dial")):
+            for name, flag in (("budget", "--budget"), ("quality", "--quality"), ("dial", "--dial")):
                 if _set(data, name):
                     raise ValueError(
                         f"{name} ({flag}): an endpoint (LLM) router gives no per-model log-probabilities "

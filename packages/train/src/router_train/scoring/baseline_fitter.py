@@ -1,5 +1,5 @@
 """Evaluate's learned baselines as one fitter (`scoring.fitter.Fitter`): the `baseline` kind's entry of
-`route.kinds` makes it for `router-train evaluate`, and the balanced TF-IDF classifier alone for
+`fitting` makes it for `router-train evaluate`, and the balanced TF-IDF classifier alone for
 `router-train evaluate-anypool`'s fixed-pool references."""
 
 from __future__ import annotations

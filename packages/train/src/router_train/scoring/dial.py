@@ -106,6 +106,10 @@ class DialCalibration(FrozenModel):
     """The pool, in score-column order."""
     model_costs: list[Price]
     """Each model's mean cost per task on the training tasks, USD: the dial's per-model price."""
+    model_resolved: list[Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]] | None = None
+    """Each model's resolved rate on the training tasks, in `model_ids` order: with `model_costs`, the
+    single models whose frontier mix is the floor at a budget or quality (`scoring.floor`); None: an
+    older checkpoint, calibrated before the floor."""
     n_tasks: int
     """Training tasks it was measured on."""
     points: list[CalibrationPoint]
@@ -115,6 +119,8 @@ class DialCalibration(FrozenModel):
     def _one_cost_per_model(self) -> DialCalibration:
         if len(set(self.model_ids)) != len(self.model_ids) or len(self.model_costs) != len(self.model_ids):
             raise ValueError("model_ids must name each model once, with one model_costs entry per model")
+        if self.model_resolved is not None and len(self.model_resolved) != len(self.model_ids):
+            raise ValueError("model_resolved must have one entry per model of model_ids")
         return self
 
 
@@ -228,6 +234,7 @@ def calibrate(
     return DialCalibration(
         model_ids=list(model_ids),
         model_costs=[rounded(x) for x in (price if price.ndim == 1 else price.mean(axis=0))],
+        model_resolved=[rounded(x) for x in resolved.mean(axis=0)],
         n_tasks=len(tasks),
         points=[
             CalibrationPoint(dial=rounded(d), cost_per_task=rounded(c_), resolved=rounded(r_))
@@ -246,6 +253,18 @@ def operating_point(calibration: DialCalibration, budget_usd: float) -> Calibrat
     if not fits:
         return min(pts, key=lambda p: (p.cost_per_task, -p.resolved))
     return max(fits, key=lambda p: (p.cost_per_task, p.resolved, -p.dial))
+
+
+def point_for_quality(calibration: DialCalibration, rate: float) -> CalibrationPoint:
+    """The cheapest tabulated point resolving at least `rate` on the training tasks (ties: the higher
+    resolved rate); none reaching it, the point resolving most."""
+    pts = calibration.points
+    if not pts:
+        raise ValueError("empty dial calibration")
+    reach = [p for p in pts if p.resolved >= rate - BUDGET_TOL]
+    if not reach:
+        return max(pts, key=lambda p: (p.resolved, -p.cost_per_task, p.dial))
+    return min(reach, key=lambda p: (p.cost_per_task, -p.resolved, -p.dial))
 
 
 def dial_for_budget(calibration: DialCalibration, budget_usd: float) -> float:

@@ -4,7 +4,7 @@ A fitter returns one single-choice decision per test task for each router it fit
 tasks only (features, idf, vocabularies, the cheapest model and every other statistic come from them).
 One that also has `fit_scored(train, test, seed) -> ([Decisions], [RouterScores])` gives its per-model
 scores too: `router-train evaluate`'s cost-dial curves and calibration. Each kind of router with a
-fitter says how to make it in its registry entry (`route.kinds`, `RouterKind.fit`).
+fitter says how to make it in its registry entry (`fitting.FITS`, `Fit.fitters`).
 """
 
 from __future__ import annotations

@@ -124,6 +124,10 @@ wholly below the mix on draw 2 (falling back to a default of -0.76 [-3.15, +0.32
 ten pools measured, and its default rows are no worse than at 0.5 on any (draw 2 +0.19, the default pool
 +0.12 against -0.76 and +0.04)."""
 
+NO_GAP = -1.0
+"""A candidate's stored gap where it has none (its routes cheaper than every single model: no mix to
+compare with); never honoured, and said as "no estimate" (`known_gap`). Older files hold it too."""
+
 MIN_TASKS_PER_FOLD = 10
 """Fewer train tasks per inner fold leave nothing to judge on: the router keeps its native point."""
 
@@ -197,7 +201,7 @@ def estimate(
         for cand, by_task in cands.items():
             d = from_labels(cand, "local", {i: [r] for i, r in by_task.items()})
             m = compute_metrics(d, train, singles)
-            gap = m.frontier.gap_vs_mix if m.frontier and m.frontier.gap_vs_mix is not None else -1.0
+            gap = m.frontier.gap_vs_mix if m.frontier and m.frontier.gap_vs_mix is not None else NO_GAP
             out[name].append(
                 SafeCandidate(
                     name=cand,
@@ -280,6 +284,11 @@ def share_estimate(point: SafePoint, share: float) -> SafeCandidate | None:
     return next((c for c in point.candidates if c.name == f"dial:{share:g}"), None)
 
 
+def known_gap(estimate: SafeCandidate) -> float | None:
+    """A candidate's gap to the mix (a fraction), None where it has none (stored as `NO_GAP`)."""
+    return None if estimate.gap <= NO_GAP else estimate.gap
+
+
 def honoured(estimate: SafeCandidate, margin: float) -> bool:
     """A dial point is routed at only when its inner estimate beats the mix by more than `margin`."""
     return estimate.gap > margin
@@ -337,7 +346,7 @@ class SafePointFitter:
     model_ids: tuple[str, ...]
     """The pool's model ids."""
     margins: Margins
-    """The wrapped kind's margins (`RouterKind.fit.margins`)."""
+    """The wrapped kind's margins (`fitting.Fit.margins`)."""
 
     def __call__(self, train: Sequence[TaskRecord], test: Sequence[TaskRecord], seed: int) -> list[Decisions]:
         return self.fit_scored(train, test, seed)[0]

@@ -13,6 +13,7 @@ from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.infra.text_file import read_text_file
 from router_oracle.infra.validation_message import one_line
 from router_train.route import RouterSpec
+from router_train.serve.store_config import StoreConfig
 
 ROUTER_MODEL = "router"
 """The model name a client asks for to be routed (any pool model id is served directly instead)."""
@@ -153,11 +154,10 @@ class ServeConfig(FrozenModel):
     checkpoint, or an endpoint and model for an LLM router)."""
     upstreams: dict[str, UpstreamConfig]
     """One upstream per pool model id (the TOML table `[upstreams."<pool model id>"]`)."""
-    store: str = Field(default="serve-state/decisions.sqlite", min_length=1)
+    store: StoreConfig = Field(default_factory=StoreConfig)
     """Where each task's decision, usage and outcomes are kept, so a task stays on its model across
-    restarts: a SQLite file (the embedded default; created if missing, relative paths from the working
-    directory), or a PostgreSQL URL `postgresql://user@host:port/db` that several replicas share (schema
-    created at start; a password is better given in PGPASSWORD than in the file)."""
+    restarts: `store = "<location>"` (a SQLite file, or a `postgresql://` URL that several replicas share),
+    or a `[store]` table with `location` and `timeout` (`serve.store_config.StoreConfig`)."""
     decision_log: Path = Path("serve-state/decisions.jsonl")
     """JSON Lines log, appended: one line per routing decision, fallback used, router error, routed
     answer's usage and outcome (`serve.records`)."""

@@ -10,23 +10,19 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
 
 from pydantic import ValidationError
 
 from router_oracle.infra.validation_message import one_line
 from router_train.serve.records import DecisionRecord, OutcomeRecord, RecordError, parse_record
-from router_train.serve.store_api import StoreUnavailable, masked, store_url
-from router_train.serve.store_postgres import read_rows
+from router_train.serve.store_api import StoreSchemaError, StoreUnavailable
+from router_train.serve.store_read import read_rows
+from router_train.serve.store_url import StoreLocation
 
 STORE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 """A file with one of these suffixes is read as serve's store; anything else as its decision log."""
-
-
-Stored = TypeVar("Stored", DecisionRecord, OutcomeRecord)
 
 
 class FeedbackInputError(ValueError):
@@ -123,28 +119,19 @@ def read_log(path: str | os.PathLike[str]) -> ServeRecords:
     )
 
 
-def read_store(path: str | os.PathLike[str]) -> ServeRecords:
-    """The store's decisions and outcomes (each task's latest revision), read through a read-only
-    connection (a running proxy may hold the store; nothing in it changes)."""
-    p = Path(path)
-    if not p.is_file():
-        raise FeedbackInputError(f"{path}: no such store file")
+def read_store(location: StoreLocation) -> ServeRecords:
+    """The store's decisions and outcomes (each task's latest revision), read without changing it
+    (`store_read`: a running proxy may hold the store)."""
+    shown = location.shown()
+    if location.path is not None and not location.path.is_file():
+        raise FeedbackInputError(f"{shown}: no such store file")
     try:
-        db = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if not {"decisions", "outcomes"} <= tables:
-                raise FeedbackInputError(f"{path}: not a serve store with outcomes (no outcomes table)")
-            columns = {r[1] for r in db.execute("PRAGMA table_info(outcomes)")}
-            order = "task, revision" if "revision" in columns else "task"
-            decisions = db.execute("SELECT record FROM decisions WHERE record IS NOT NULL").fetchall()
-            outcomes = db.execute(f"SELECT record FROM outcomes ORDER BY {order}").fetchall()
-        finally:
-            db.close()
-    except sqlite3.DatabaseError as exc:
-        raise FeedbackInputError(f"{path}: not a serve store: {exc}") from None
-    ds = [_stored(DecisionRecord, r[0], path) for r in decisions]
-    return _stored_records(ds, [_stored(OutcomeRecord, r[0], path) for r in outcomes], str(path))
+        decisions, history = read_rows(location)
+    except (StoreUnavailable, StoreSchemaError) as exc:
+        raise FeedbackInputError(str(exc)) from None
+    except ValidationError as exc:
+        raise FeedbackInputError(f"{shown}: a stored record is not serve's: {one_line(exc)}") from None
+    return _stored_records(decisions, history, shown)
 
 
 def _stored_records(
@@ -157,31 +144,13 @@ def _stored_records(
     return ServeRecords({d.task: d for d in decisions}, latest, where, (), tuple(history))
 
 
-def _stored(model: type[Stored], raw: str, path: str | os.PathLike[str]) -> Stored:
-    try:
-        return model.model_validate_json(raw)
-    except ValidationError as exc:
-        raise FeedbackInputError(f"{path}: a stored record is not serve's: {one_line(exc)}") from None
-
-
-def read_postgres(url: str) -> ServeRecords:
-    """A PostgreSQL store's decisions and outcomes (each task's latest revision)."""
-    try:
-        decisions, history = read_rows(url)
-    except (StoreUnavailable, ValidationError) as exc:
-        raise FeedbackInputError(str(exc) if isinstance(exc, StoreUnavailable) else one_line(exc)) from None
-    return _stored_records(decisions, history, masked(url))
-
-
-def read_records(path: str | os.PathLike[str]) -> ServeRecords:
-    """A PostgreSQL store (`postgresql://...`), a SQLite store (`.sqlite`, `.sqlite3`, `.db`) or a
-    decision log (anything else)."""
-    url = store_url(path)
-    if url is not None:
-        return read_postgres(url)
-    if Path(path).suffix.lower() in STORE_SUFFIXES:
-        return read_store(path)
-    return read_log(path)
+def read_records(source: StoreLocation | str | os.PathLike[str]) -> ServeRecords:
+    """A store (a PostgreSQL URL, or a SQLite file: `.sqlite`, `.sqlite3`, `.db`) or a decision log
+    (any other file)."""
+    location = source if isinstance(source, StoreLocation) else StoreLocation.parse(source)
+    if location.path is None or location.path.suffix.lower() in STORE_SUFFIXES:
+        return read_store(location)
+    return read_log(location.path)
 
 
 def long_table_lines(outcomes: list[OutcomeRecord], source: str) -> str:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import hmac
 from collections.abc import Mapping
 
-from pydantic import Field, StrictBool, ValidationError
+from pydantic import Field, StrictBool, ValidationError, field_validator
 
 from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.infra.validation_message import one_line
 from router_train.serve.identity import RequestError
 from router_train.serve.json_body import parse_json_body
+from router_train.serve.store_api import check_text
 
 FEEDBACK_PATH = "/v1/feedback"
 """The route (present only with a `[feedback]` table in the config)."""
@@ -30,6 +31,12 @@ class FeedbackRequest(FrozenModel):
     correction: StrictBool = False
     """True: this report replaces the task's outcome (a new revision), allowed only to a token of
     `[feedback] correctors`; False: a first report (the same one again is idempotent, another is 409)."""
+
+    @field_validator("task")
+    @classmethod
+    def _storable(cls, v: str) -> str:
+        check_text(v, "text the store cannot hold")  # a NUL or lone surrogate: 400 on both backends
+        return v
 
 
 def parse_feedback(raw: bytes, max_cost: float) -> FeedbackRequest:

@@ -23,7 +23,7 @@ from router_train.serve.reload import Reloader
 from router_train.serve.routing import NoRoute, Routed, Serving, TaskRouter, parse_chat
 from router_train.serve.store import DecisionLog
 from router_train.serve.store_api import StoreUnavailable
-from router_train.serve.store_async import STORE_TIMEOUT_S, AsyncStore
+from router_train.serve.store_async import AsyncStore
 from router_train.serve.store_open import open_store
 from router_train.serve.usage_batch import UsageBatcher
 
@@ -31,10 +31,9 @@ from router_train.serve.usage_batch import UsageBatcher
 class Proxy:
     """The proxy's state (opened by `start`, closed by `stop`) and its core routes."""
 
-    def __init__(self, config: ServeConfig, router: Router, store_timeout_s: float = STORE_TIMEOUT_S) -> None:
+    def __init__(self, config: ServeConfig, router: Router) -> None:
         self.config = config
         self.pool: list[str] = list(router.pool)
-        self.store_timeout_s = store_timeout_s
         spec = config.router
         checkpoint = spec.checkpoint if isinstance(spec, CheckpointSpec) else None
         serving = Serving(router, sha256_file(checkpoint) if checkpoint else None, checkpoint)
@@ -98,7 +97,7 @@ class Proxy:
         self.changes += 1
 
     async def start(self) -> None:
-        self._store = AsyncStore(open_store(self.config.store), self.store_timeout_s)
+        self._store = AsyncStore(open_store(self.config.store), self.config.store.timeout)
         self._store.on_change = self.metrics.store_changed
         self._log = DecisionLog(self.config.decision_log)
         self._batcher = UsageBatcher(self._store)

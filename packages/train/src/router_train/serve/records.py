@@ -15,6 +15,7 @@ from pydantic import Field, ValidationError
 from router_oracle.infra.frozen_model import FrozenModel
 from router_oracle.infra.validation_message import one_line
 from router_train.route import Decision
+from router_train.route.decision import OPTIONAL_FIELDS
 
 
 class DecisionRecord(Decision):
@@ -49,8 +50,8 @@ class DecisionRecord(Decision):
     """sha256 hex of that text (UTF-8), kept whether or not the text is; None: an older serve."""
 
     def json_line(self) -> str:
-        """The log line (as `Decision.json_line`: `scores` / `reply` / `dial` only when set)."""
-        unset = {k for k in ("scores", "reply", "dial") if getattr(self, k) is None}
+        """The log line (as `Decision.json_line`: `OPTIONAL_FIELDS` only when set)."""
+        unset = {k for k in OPTIONAL_FIELDS if getattr(self, k) is None}
         return self.model_dump_json(exclude=unset) + "\n"
 
 

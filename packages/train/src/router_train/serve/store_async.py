@@ -16,9 +16,6 @@ from router_train.serve.store_api import Store, StoreUnavailable
 
 T = TypeVar("T")
 
-STORE_TIMEOUT_S = 2.0
-"""Seconds a store call may take before serve answers without it (the store branch's `[store] timeout`
-replaces this constant at merge)."""
 STORE_WORKERS = 8
 """Store calls running at once, in worker threads (more wait for a free one, within their timeout). A call
 that timed out leaves its thread hanging on the database; while this many hang, further calls are refused
@@ -35,7 +32,7 @@ class AsyncStore:
     more left hanging by timed-out calls), each bounded by `timeout_s`; availability tracked from results."""
 
     def __init__(
-        self, store: Store, timeout_s: float = STORE_TIMEOUT_S, workers: int = STORE_WORKERS
+        self, store: Store, timeout_s: float, workers: int = STORE_WORKERS
     ) -> None:
         self.backend = store
         """The synchronous store every call runs on."""

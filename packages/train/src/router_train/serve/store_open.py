@@ -1,19 +1,18 @@
-"""Which backend a serve `store` location opens: a PostgreSQL URL or a SQLite file (`store_api`)."""
+"""Open the store a `store` setting names: a PostgreSQL URL or a SQLite file (`store_url`), one
+implementation over both (`store_sql`)."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-from router_train.serve.store import StickyStore
-from router_train.serve.store_api import Store, store_url
-from router_train.serve.store_postgres import PostgresStore
+from router_train.serve.store_api import Store
+from router_train.serve.store_config import StoreConfig
+from router_train.serve.store_sql import SqlStore
+from router_train.serve.store_url import StoreLocation
 
 
-def open_store(location: str | os.PathLike[str]) -> Store:
-    """The backend `location` names: a PostgreSQL URL (schema created or migrated now; one line naming the
-    masked URL when it cannot connect) or a SQLite file (created if missing)."""
-    url = store_url(location)
-    if url is not None:
-        return PostgresStore(url)
-    return StickyStore(Path(location))
+def open_store(store: StoreConfig | StoreLocation | str | os.PathLike[str]) -> Store:
+    """The store `store` names (schema created, checked or migrated now; one line naming the location,
+    password masked, when it cannot be used), every call bounded by its timeout."""
+    config = StoreConfig.of(store)
+    return SqlStore(config.location, config.timeout)

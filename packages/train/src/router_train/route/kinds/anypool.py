@@ -4,10 +4,8 @@ through the pool's capability summary on the checkpoint's train tasks (from its 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
@@ -15,44 +13,12 @@ from router_oracle.derive import CandidateIndex
 from router_oracle.pool_file import load_pool
 from router_oracle.task_input import TaskInput
 from router_train.anypool.checkpoint import AnyPoolCheckpoint, TrainedAnyPoolRouter, load_any_pool_router
-from router_train.anypool.config import AnyPoolTrainConfig
-from router_train.anypool.irt_inputs import AnyPoolIrtState, fit_anypool_irt
 from router_train.anypool.policy import PoolView
-from router_train.anypool.trainer import AnyPoolTrainResult, ScoreCache, train_any_pool
 from router_train.route.deploy import Scorer
-from router_train.route.kinds.kind import Fit, Judged, Loaded, RouterKind
+from router_train.route.kinds.kind import Judged, Loaded, RouterKind
 from router_train.route.router import ScoringRouter
 from router_train.route.spec import CheckpointSpec, RouteError
 from router_train.scoring.dial import CHECKPOINT_POINTS, DialCalibration, calibrate
-
-
-class AnyPoolTrainer(Protocol):
-    """Trains one router of any pool on `train_task_ids` with pools drawn from `model_ids`
-    (`anypool.train_any_pool`); `score_cache` and `irt` are work shared between the trainings of one
-    evaluation (route scores of a bank of pools; the IRT inputs' fit of a partition)."""
-
-    def __call__(
-        self,
-        index: CandidateIndex,
-        train_task_ids: Sequence[str],
-        model_ids: Sequence[str],
-        cfg: AnyPoolTrainConfig | None = None,
-        *,
-        score_cache: ScoreCache | None = None,
-        irt: AnyPoolIrtState | None = None,
-    ) -> AnyPoolTrainResult: ...
-
-
-@dataclass(frozen=True)
-class AnyPoolTraining:
-    """How `router-train evaluate-anypool` trains a kind that routes any pool (`local-anypool`) per held-out
-    group and task partition (`route.kinds.anypool_training`)."""
-
-    train: AnyPoolTrainer
-    """The trainer."""
-    irt_inputs: Callable[[CandidateIndex, Sequence[str]], AnyPoolIrtState]
-    """With IRT inputs (`FeatureConfig.irt`): their fit on a partition's train task ids (every run's rows),
-    shared by the partition's trainings of every group."""
 
 
 class PoolBoundRouter(Scorer):
@@ -101,11 +67,6 @@ def judge(path: Path, pool: Sequence[str]) -> Judged:
     return Judged(ScoringRouter(scorer), list(model.train_task_ids))
 
 
-KIND = RouterKind(
-    name="local-anypool",
-    checkpoint=AnyPoolCheckpoint,
-    load=load,
-    judge=judge,
-    # Judged across pools by `evaluate-anypool`, which trains it; `evaluate` does not fit it.
-    fit=Fit("router-train local-anypool", anypool=AnyPoolTraining(train_any_pool, fit_anypool_irt)),
-)
+KIND = RouterKind(name="local-anypool", checkpoint=AnyPoolCheckpoint, load=load, judge=judge)
+"""The `local-anypool` kind's routing entry (`route.kinds.KINDS`); its fitting entry is
+`fitting.anypool.FIT`."""

@@ -18,29 +18,23 @@ from router_train.route.baseline_checkpoint import (
 )
 from router_train.route.deploy import Scorer
 from router_train.route.kinds.kind import (
-    Fit,
-    FitRequest,
     Judged,
     Loaded,
-    ReferenceRequest,
     RouterKind,
     check_fixed,
-    kind_option,
     refuse_candidates,
     routing_task_features,
 )
 from router_train.route.operating_point import stored_point, training_tasks
 from router_train.route.router import ScoringRouter
 from router_train.route.spec import CheckpointSpec
-from router_train.scoring.baseline_fitter import BalancedLogregFitter, BaselineFitter
 from router_train.scoring.baseline_scores import in_pool
-from router_train.scoring.baselines import BALANCED_LOGREG_NAME, with_task_features
+from router_train.scoring.baselines import with_task_features
 from router_train.scoring.dial import DialCalibration
-from router_train.scoring.fitter import Fitter
 from router_train.text_features import tfidf_matrix
 
 KIND_NAME = "baseline"
-"""This kind's name: its messages' word and its key of a request's `KindOptions`."""
+"""This kind's name: its messages' word and its key of a fitting request's `KindOptions`."""
 
 
 class BaselineRouter(Scorer):
@@ -100,28 +94,5 @@ def judge(path: Path, pool: Sequence[str]) -> Judged:
     return Judged(ScoringRouter(scorer, point), list(baseline.train_task_ids))
 
 
-def fitters(request: FitRequest) -> list[Fitter]:
-    """Every learned baseline at once, on the table's pool, unless `--no-baselines` (the logistic
-    regressions reading `--task-features` too, when given)."""
-    wanted = kind_option(request.options, KIND_NAME, bool, False)
-    return [BaselineFitter(request.table.pool.ids, request.task_features)] if wanted else []
-
-
-def references(request: ReferenceRequest) -> list[Fitter]:
-    """evaluate-anypool's fixed-pool baseline: the balanced TF-IDF logistic regression alone."""
-    return [BalancedLogregFitter()]
-
-
-KIND = RouterKind(
-    name=KIND_NAME,
-    checkpoint=BaselineCheckpoint,
-    load=load,
-    judge=judge,
-    fit=Fit(
-        "router-train fit",
-        fitters,
-        reference=True,
-        references=references,
-        reference_rows=(BALANCED_LOGREG_NAME,),
-    ),
-)
+KIND = RouterKind(name=KIND_NAME, checkpoint=BaselineCheckpoint, load=load, judge=judge)
+"""The `baseline` kind's routing entry (`route.kinds.KINDS`); its fitting entry is `fitting.baseline.FIT`."""

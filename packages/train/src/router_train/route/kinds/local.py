@@ -10,19 +10,13 @@ import numpy as np
 
 from router_oracle.task_input import TaskInput
 from router_train.local.checkpoint import LocalCheckpoint, policy_of, read_checkpoint
-from router_train.local.config import LocalTrainConfig
-from router_train.local.fitter import LOCAL_ROUTER_NAME, LocalFitter
 from router_train.local.policy import RouterPolicy
 from router_train.route.deploy import Scorer
 from router_train.route.kinds.kind import (
-    Fit,
-    FitRequest,
     Judged,
     Loaded,
-    ReferenceRequest,
     RouterKind,
     check_fixed,
-    kind_option,
     refuse_candidates,
     routing_task_features,
 )
@@ -30,11 +24,9 @@ from router_train.route.operating_point import stored_point, training_tasks
 from router_train.route.router import ScoringRouter
 from router_train.route.spec import CheckpointSpec
 from router_train.scoring.dial import DialCalibration, calibrate_policy
-from router_train.scoring.fitter import Fitter
-from router_train.scoring.safe_point import LOCAL_MARGINS
 
 KIND_NAME = "local"
-"""This kind's name: its messages' word and its key of a request's `KindOptions`."""
+"""This kind's name: its messages' word and its key of a fitting request's `KindOptions`."""
 
 
 class LocalRouter(Scorer):
@@ -81,39 +73,5 @@ def judge(path: Path, pool: Sequence[str]) -> Judged:
     return Judged(ScoringRouter(scorer, point), list(ckpt.train_task_ids))
 
 
-def fitters(request: FitRequest) -> list[Fitter]:
-    """One GRPO trainer per requested configuration (`local-grpo`, `--local NAME=...`), on the pool; with
-    `--task-features` each configuration without its own reads them too."""
-    return [
-        LocalFitter(name, with_task_features(config, request.task_features), request.table.pool.ids)
-        for name, config in kind_option(request.options, KIND_NAME, list, [])
-    ]
-
-
-def with_task_features(config: LocalTrainConfig, task_features: str | None) -> LocalTrainConfig:
-    """`config` reading `task_features` too, unless it names its own (or none is given)."""
-    if task_features is None or config.features.task_features is not None:
-        return config
-    features = config.features.model_copy(update={"task_features": task_features})
-    return config.model_copy(update={"features": features})
-
-
-def references(request: ReferenceRequest) -> list[Fitter]:
-    """evaluate-anypool's fixed-pool GRPO router (`local-grpo`), its partitions trained in lockstep."""
-    config = kind_option(request.options, KIND_NAME, LocalTrainConfig, LocalTrainConfig())
-    return [LocalFitter(LOCAL_ROUTER_NAME, config, list(request.pool))]
-
-
-KIND = RouterKind(
-    name=KIND_NAME,
-    checkpoint=LocalCheckpoint,
-    load=load,
-    judge=judge,
-    fit=Fit(
-        "router-train local",
-        fitters,
-        references=references,
-        reference_rows=(LOCAL_ROUTER_NAME,),
-        margins=LOCAL_MARGINS,
-    ),
-)
+KIND = RouterKind(name=KIND_NAME, checkpoint=LocalCheckpoint, load=load, judge=judge)
+"""The `local` kind's routing entry (`route.kinds.KINDS`); its fitting entry is `fitting.local.FIT`."""
