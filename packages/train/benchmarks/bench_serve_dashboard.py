@@ -10,7 +10,7 @@ A SQLite store is filled with `--decisions` decision records (a third of them ex
 over 30 days. Then, as bench_serve.py does, a stub upstream and `router-train serve` (with `[admin]`) run
 as child processes on 127.0.0.1, and this client measures: the first GET /dashboard, the next ones
 (nothing changed in between), and `--chat` sequential chat turns of one decided task without, then with,
-another thread fetching /dashboard in a loop.
+another process fetching /health (the control), then /dashboard, in a loop.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import multiprocessing
 import os
 import statistics
 import tempfile
-import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import bench_serve
 
@@ -81,6 +81,17 @@ def fill_store(path: Path, decisions: int, outcome_share: float, pool: list[str]
     finally:
         store.close()
     return time.perf_counter() - started
+
+
+def _fetch_loop(url: str, headers: dict[str, str], stop: Any, fetched: Any) -> None:
+    """GET `url` back to back until `stop` is set, counting the answers in `fetched` (a child process)."""
+    import httpx
+
+    with httpx.Client(timeout=600) as client:
+        while not stop.is_set():
+            client.get(url, headers=headers).raise_for_status()
+            with fetched.get_lock():
+                fetched.value += 1
 
 
 def main() -> int:
@@ -170,19 +181,18 @@ def main() -> int:
                 quiet = chat_ms(args.chat)
 
                 def with_loop(path: str) -> tuple[list[float], int]:
-                    """Chat turns while another client fetches `path` back to back."""
-                    stop, fetched = threading.Event(), [0]
-
-                    def loop() -> None:
-                        with httpx.Client(timeout=600) as other:
-                            while not stop.is_set():
-                                other.get(f"{proxy_url}{path}", headers=admin).raise_for_status()
-                                fetched[0] += 1
-
-                    looping = threading.Thread(target=loop)
+                    """Chat turns while another process fetches `path` back to back (a process, not a thread
+                    of this client: reading 25 kB pages would take this process's interpreter lock from the
+                    chat turns it times)."""
+                    stop, fetched = ctx.Event(), ctx.Value("i", 0)
+                    looping = ctx.Process(
+                        target=_fetch_loop, args=(f"{proxy_url}{path}", admin, stop, fetched)
+                    )
                     looping.start()
                     try:
-                        return chat_ms(args.chat), fetched[0]
+                        while fetched.value == 0:  # the loop is running
+                            time.sleep(0.05)
+                        return chat_ms(args.chat), int(fetched.value)
                     finally:
                         stop.set()
                         looping.join()

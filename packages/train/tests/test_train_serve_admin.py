@@ -93,7 +93,7 @@ def test_a_reload_to_a_router_that_routes_otherwise_takes_new_tasks_and_keeps_de
     old = always_checkpoint(tmp_path / "always-first.json", pool, first)
     new = always_checkpoint(tmp_path / "always-second.json", pool, second)
     app = proxy_app(admin_config(tmp_path / "serve.toml", old, stubs))
-    issues = [text for _, _, text in bundled_issues()[:80]]
+    issues = [text for _, _, text in bundled_issues()[:400]]  # new tasks still arriving after the swap
     results: list[tuple[int, str, str, int]] = []  # (status, task, model, turn)
     stop = threading.Event()
     with serving(app) as server, httpx.Client(limits=httpx.Limits(max_connections=64)) as client:
@@ -127,7 +127,7 @@ def test_a_reload_to_a_router_that_routes_otherwise_takes_new_tasks_and_keeps_de
         for text in early.values():
             assert ask(client, server.url, text, turn=2).headers[MODEL_HEADER] == first
         # New tasks follow the new router.
-        fresh = [text for _, _, text in bundled_issues()[200:205]]
+        fresh = [text for _, _, text in bundled_issues()[450:455]]
         assert {ask(client, server.url, t).headers[MODEL_HEADER] for t in fresh} == {second}
         store = app.state.proxy.store.backend
         task = ask(client, server.url, fresh[0]).headers[TASK_HEADER]
