@@ -84,7 +84,9 @@ def team_config(path: Path, checkpoint: Path, stubs: Any, store: str) -> Path:
     cfg = write_config(path, checkpoint, stubs)
     doc = tomllib.loads(cfg.read_text(encoding="utf-8"))
     doc.update(
-        store=store,
+        # These tests are about replicas sharing one store, not about its timeout (test_train_serve_store_timeout's
+        # business): on a loaded 2-core machine 36 first claims at once can queue past the default 2 s.
+        store={"location": store, "timeout": 10.0},
         decision_log=str(path.with_suffix(".jsonl")),
         feedback={"token_env": FEEDBACK_ENV},
         admin={"token_env": ADMIN_ENV},
