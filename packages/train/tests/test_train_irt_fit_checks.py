@@ -66,6 +66,7 @@ def _rename_calibration_model(doc: dict[str, Any]) -> None:
 def _two_of_three(doc: dict[str, Any]) -> None:
     doc["calibration"]["model_ids"] = doc["calibration"]["model_ids"][:2]
     doc["calibration"]["model_costs"] = doc["calibration"]["model_costs"][:2]
+    doc["calibration"]["model_resolved"] = doc["calibration"]["model_resolved"][:2]  # every per-model list
 
 
 def _change_k(doc: dict[str, Any]) -> None:

@@ -18,7 +18,7 @@ from pydantic import Field
 
 from router_oracle.infra.atomic_file import refuse_inputs_as_outputs, write_bytes_atomic, write_text_atomic
 from router_oracle.infra.frozen_model import FrozenModel
-from router_oracle.infra.numeric_option import Count, Seed
+from router_oracle.infra.numeric_option import Count, Seed, option_type
 from router_oracle.table import OracleTable
 from router_oracle.table_check import load_table
 from router_train.cli_args import field_flag, options_of
@@ -40,6 +40,10 @@ from router_train.scoring.floor import Objective
 
 Rate = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]
 """An exploration rate in [0, 1)."""
+
+
+FloorShare = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+"""`--floor-share`: a share of the way from the cheapest to the dearest model's cost, in [0, 1]."""
 
 
 class Options(FrozenModel):
@@ -74,7 +78,7 @@ class Options(FrozenModel):
     table's mix) and the learning floor (offpolicy.floor_learner, as serve drives it) at each
     --floor-share, and prints their regret against the best mix in hindsight at the budget after
     100 / 200 / 500 tasks"""
-    floor_share: list[Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]] = Field(
+    floor_share: list[FloorShare] = Field(
         default_factory=lambda: [0.25, 0.5, 0.75]
     )
     """with --prior-table, a budget this share of the way from the cheapest to the dearest model's cost on
@@ -104,7 +108,7 @@ def register(sub: Any) -> None:
     field_flag(p, Options, "plot", metavar="OUT.png")
     field_flag(p, Options, "report", metavar="OUT.json")
     field_flag(p, Options, "prior_table", metavar="TABLE")
-    field_flag(p, Options, "floor_share", action="append", type=float, metavar="S")
+    field_flag(p, Options, "floor_share", action="append", type=option_type(FloorShare, "share"), metavar="S")
     field_flag(p, Options, "prior_strength")
     p.set_defaults(func=run)
 
