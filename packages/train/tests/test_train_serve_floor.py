@@ -10,62 +10,22 @@ upstreams, Starlette's TestClient (the app's lifespan in-process) and a SQLite s
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-import tomli_w
+from floor_stubs import BUDGET, MODELS, PRIOR, TOKEN, TOKEN_ENV, drive, floor_router, traffic, write_config
 from serve_stubs import running_upstreams
 from starlette.testclient import TestClient
 
-from router_oracle.frontier import ModelPoint
-from router_oracle.task_input import TaskInput
-from router_train.offpolicy.floor_replay import Traffic, learning_stream
-from router_train.route.deploy import Scorer
-from router_train.route.floor import floor_point
-from router_train.route.router import ScoringRouter
-from router_train.scoring.dial import DialCalibration
+from router_train.offpolicy.floor_replay import learning_stream
 from router_train.scoring.floor import Objective
-from router_train.serve import MODEL_HEADER, TASK_ID_HEADER, read_config
-from router_train.serve.identity import task_key
-from router_train.serve.records import DecisionRecord
+from router_train.serve import read_config
+from router_train.serve.records import DecisionRecord, OutcomeRecord
 from router_train.serve_app import build_app
 from router_train.serve_floor import learner_from
-
-MODELS = ["cheap", "mid", "dear"]
-PRIOR = [
-    ModelPoint(model="cheap", cost=0.2, resolved=0.60),
-    ModelPoint(model="mid", cost=0.5, resolved=0.70),
-    ModelPoint(model="dear", cost=1.0, resolved=0.80),
-]
-BUDGET = 0.6
-TOKEN_ENV = "SERVE_FLOOR_TEST_TOKEN"
-TOKEN = "floor-token-5d1e"
-
-
-class TableScorer(Scorer):
-    """Scores nothing useful: the router is refused at the objective and routes at the floor."""
-
-    name = "stub:floor"
-    pool = MODELS
-
-    def scores(self, tasks: Sequence[TaskInput]) -> np.ndarray:
-        return np.zeros((len(tasks), len(MODELS)))
-
-
-def floor_router(objective: Objective) -> ScoringRouter:
-    calibration = DialCalibration(
-        model_ids=MODELS,
-        model_costs=[p.cost for p in PRIOR],
-        model_resolved=[p.resolved for p in PRIOR],
-        n_tasks=100,
-        points=[],
-    )
-    scorer = TableScorer()
-    point = floor_point(scorer, calibration, objective, "test: the router's point refused", "test")
-    return ScoringRouter(scorer, point)
 
 
 @pytest.fixture(scope="module")
@@ -77,53 +37,6 @@ def stubs() -> Iterator[Any]:
 @pytest.fixture(autouse=True)
 def _token(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
-
-
-def write_config(tmp_path: Path, stubs: Any, router: dict[str, Any]) -> Path:
-    checkpoint = tmp_path / "stub-checkpoint.json"
-    checkpoint.write_text("{}", encoding="utf-8")  # hashed by the proxy; the router is built here
-    doc = {
-        "router": {"checkpoint": str(checkpoint), **router},
-        "upstreams": {m: {"base_url": f"{server.url}/v1", "model": f"served-{m}"} for m, (_, server) in stubs.items()},
-        "store": str(tmp_path / "state" / "decisions.sqlite"),
-        "decision_log": str(tmp_path / "state" / "decisions.jsonl"),
-        "feedback": {"token_env": TOKEN_ENV},
-    }
-    path = tmp_path / "serve.toml"
-    path.write_text(tomli_w.dumps(doc), encoding="utf-8")
-    return path
-
-
-def traffic(n: int, rates: list[float], costs: list[float], seed: int) -> Traffic:
-    """Every model's outcome on `n` tasks; keys are serve's task keys of the chats `drive` sends."""
-    rng = np.random.default_rng(seed)
-    resolved = (rng.random((n, 3)) < np.asarray(rates)).astype(float)
-    cost = np.round(np.asarray(costs) * rng.gamma(4.0, 0.25, size=(n, 3)), 6)
-    keys = [task_key(issue(i), f"task-{i}") for i in range(n)]
-    return Traffic(MODELS, keys, resolved, cost)
-
-
-def issue(i: int) -> str:
-    return f"Issue {i}: the parser drops a trailing comma."
-
-
-def drive(client: TestClient, tr: Traffic) -> list[str]:
-    """Each task in order: its first chat request (routed), then its outcome and cost posted."""
-    served = []
-    for i in range(len(tr.keys)):
-        r = client.post(
-            "/v1/chat/completions",
-            json={"model": "router", "messages": [{"role": "user", "content": issue(i)}]},
-            headers={TASK_ID_HEADER: f"task-{i}"},
-        )
-        assert r.status_code == 200, r.text
-        model = r.headers[MODEL_HEADER]
-        j = MODELS.index(model)
-        report = {"task": f"task-{i}", "resolved": bool(tr.resolved[i, j]), "cost": float(tr.cost[i, j])}
-        fb = client.post("/v1/feedback", json=report, headers={"authorization": f"Bearer {TOKEN}"})
-        assert fb.status_code == 200, fb.text
-        served.append(model)
-    return served
 
 
 def decisions(config: Path) -> list[DecisionRecord]:
@@ -169,8 +82,6 @@ def test_a_model_4x_dearer_here_than_in_the_table_leaves_the_mix(tmp_path: Path,
 
 
 def test_the_learner_skips_unpriced_outcomes_and_reads_them_in_one_order() -> None:
-    from router_train.serve.records import OutcomeRecord
-
     def outcome(task: str, time: str, model: str, cost: float | None) -> OutcomeRecord:
         return OutcomeRecord(
             time=time, task=task, instance_id=task, model=model, resolved=True, cost=cost

@@ -29,7 +29,7 @@ from router_train.route import Router
 from router_train.route.floor import model_points
 from router_train.route.router import ScoringRouter
 from router_train.scoring.floor import Objective
-from router_train.serve.floor_choice import FloorChoice
+from router_train.serve.floor_choice import FloorChoice, observed
 from router_train.serve.proxy import Proxy
 from router_train.serve.records import OutcomeRecord
 from router_train.serve.routing import Serving
@@ -48,12 +48,6 @@ def floor_prior(router: Router) -> list[ModelPoint] | None:
     if point.chooser != "floor" or point.calibration is None:
         return None
     return model_points(router.scorer, point.calibration, "serve's floor")
-
-
-def observed(outcomes: Sequence[OutcomeRecord], models: Sequence[str]) -> list[OutcomeRecord]:
-    """The outcomes a learner observes, in the canonical order (time, task): cost known, model in pool."""
-    kept = [o for o in outcomes if o.cost is not None and o.model in models]
-    return sorted(kept, key=lambda o: (o.time, o.task))
 
 
 def learner_from(

@@ -8,11 +8,12 @@ The assigner (`router_train.serve_floor.ServeFloor`) learns from the store's out
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from router_train.route import CheckpointSpec, EndpointSpec
+from router_train.serve.records import OutcomeRecord
 
 
 @dataclass(frozen=True)
@@ -43,3 +44,11 @@ def objective_words(spec: CheckpointSpec | EndpointSpec) -> str:
     if spec.dial is not None:
         return f"--dial {spec.dial:g}"
     return "the safe default point" if not spec.no_safe_point else "the native point (no_safe_point)"
+
+
+def observed(outcomes: Sequence[OutcomeRecord], models: Sequence[str]) -> list[OutcomeRecord]:
+    """The outcomes the learned floor observes and the dashboard's frontier measures, in one canonical
+    order, (outcome time, task key), the same on every replica: those whose cost is known (a feedback
+    `cost` or priced usage) and whose model is in `models`."""
+    kept = [o for o in outcomes if o.cost is not None and o.model in models]
+    return sorted(kept, key=lambda o: (o.time, o.task))
