@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import numpy as np
 import tomli_w
+from starlette.testclient import TestClient
 
 from router_oracle.frontier import ModelPoint
 from router_oracle.task_input import TaskInput
@@ -62,7 +63,9 @@ def write_config(tmp_path: Path, stubs: Any, router: dict[str, Any], **tables: A
     checkpoint.write_text("{}", encoding="utf-8")  # hashed by the proxy; the router is built here
     doc = {
         "router": {"checkpoint": str(checkpoint), **router},
-        "upstreams": {m: {"base_url": f"{server.url}/v1", "model": f"served-{m}"} for m, (_, server) in stubs.items()},
+        "upstreams": {
+            m: {"base_url": f"{server.url}/v1", "model": f"served-{m}"} for m, (_, server) in stubs.items()
+        },
         "store": str(tmp_path / "state" / "decisions.sqlite"),
         "decision_log": str(tmp_path / "state" / "decisions.jsonl"),
         "feedback": {"token_env": TOKEN_ENV},
@@ -86,7 +89,7 @@ def issue(i: int) -> str:
     return f"Issue {i}: the parser drops a trailing comma."
 
 
-def drive(client: httpx.Client, tr: Traffic) -> list[str]:
+def drive(client: httpx.Client | TestClient, tr: Traffic) -> list[str]:
     """Each task in order: its first chat request (routed), then its outcome and cost posted."""
     served = []
     for i in range(len(tr.keys)):

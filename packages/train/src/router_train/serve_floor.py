@@ -80,7 +80,9 @@ class ServeFloor:
             return None
         learner = await self.learner(serving, prior, objective)
         a = learner.assign(key)
-        return FloorChoice(a.model, a.propensity, a.posterior.model_dump(mode="json"))
+        seen = sum(a.posterior.observed)
+        why = f"assigned by the floor learned from {seen} outcomes: {a.posterior.mix.describe()} on them"
+        return FloorChoice(a.model, a.propensity, a.posterior.model_dump(mode="json"), why)
 
     async def learner(self, serving: Serving, prior: list[ModelPoint], objective: Objective) -> FloorLearner:
         """The learner over the store's outcomes now (read again only when they may have changed)."""

@@ -129,7 +129,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"router-train serve: {line}", file=sys.stderr)
     print(
         f"router-train serve: router {router.name} over {', '.join(router.pool)} on "
-        f"http://{options.host}:{options.port}/v1 (model `router`, serving {objective_words(config.router)}; store {config.store.location.shown()}; "
+        f"http://{options.host}:{options.port}/v1 (model `router`, serving {objective_words(config.router)}; "
+        f"store {config.store.location.shown()}; "
         f"log {config.decision_log}; SIGHUP re-reads the config and reloads its checkpoint)",
         file=sys.stderr,
     )

@@ -76,12 +76,16 @@ class Frontier:
     """A quality objective's target rate on the measured points (None otherwise)."""
 
 
-def _points(models: Sequence[str], served: np.ndarray, resolved: np.ndarray, cost: np.ndarray) -> list[ModelPoint]:
+def _points(
+    models: Sequence[str], served: np.ndarray, resolved: np.ndarray, cost: np.ndarray
+) -> list[ModelPoint]:
+    """Each model with served tasks: its mean cost and resolved rate over them."""
     out = []
     for j, m in enumerate(models):
         rows = served == j
         if rows.any():
-            out.append(ModelPoint(model=m, cost=float(cost[rows].mean()), resolved=float(resolved[rows].mean())))
+            mean_cost, rate = float(cost[rows].mean()), float(resolved[rows].mean())
+            out.append(ModelPoint(model=m, cost=mean_cost, resolved=rate))
     return out
 
 

@@ -101,7 +101,9 @@ def chart(f: Frontier, colour: Mapping[str, str]) -> str:
     if f.line:
         pts = [*f.line, (xt[-1], f.line[-1][1])]  # flat past the best model: more spend buys nothing
         line = " ".join(f"{_f(x(c))},{_f(y(r))}" for c, r in pts)
-        body.append(f'<polyline points="{line}" fill="none" stroke="#7a828e" stroke-width="1.5" id="frontier-line"/>')
+        body.append(
+            f'<polyline points="{line}" fill="none" stroke="#7a828e" stroke-width="1.5" id="frontier-line"/>'
+        )
     for m in f.models:
         c = colour.get(m.model, "#555")
         tip = (
@@ -118,9 +120,9 @@ def chart(f: Frontier, colour: Mapping[str, str]) -> str:
         )
     for model, cost, rate in f.belief or []:
         body.append(
-            f'<circle cx="{_f(x(cost))}" cy="{_f(y(rate))}" r="6" fill="none" stroke="{colour.get(model, "#555")}" '
-            f'stroke-dasharray="2 2"><title>{escape(model)}: the learner believes ${cost:.4f}, '
-            f"{rate:.3f}</title></circle>"
+            f'<circle cx="{_f(x(cost))}" cy="{_f(y(rate))}" r="6" fill="none" '
+            f'stroke="{colour.get(model, "#555")}" stroke-dasharray="2 2"><title>{escape(model)}: '
+            f"the learner believes ${cost:.4f}, {rate:.3f}</title></circle>"
         )
     if f.served is not None:
         sx, sy = x(f.served[0]), y(f.served[1])
@@ -149,7 +151,8 @@ def table(f: Frontier) -> str:
             f'<tr data-model="{escape(m.model)}"><td>{escape(m.model)}</td><td>{m.tasks}</td>'
             f"<td>{m.resolved.value:.3f} [{m.resolved.low:.3f}, {m.resolved.high:.3f}]</td>"
             f"<td>{m.cost.value:.4f} [{m.cost.low:.4f}, {m.cost.high:.4f}]</td>"
-            f"<td>{'-' if b is None else f'{b[1]:.3f}'}</td><td>{'-' if b is None else f'{b[0]:.4f}'}</td></tr>"
+            f"<td>{'-' if b is None else f'{b[1]:.3f}'}</td>"
+            f"<td>{'-' if b is None else f'{b[0]:.4f}'}</td></tr>"
         )
     if not f.models:
         out.append('<tr><td colspan="6" class="txt">No outcome with a known cost yet.</td></tr>')
@@ -170,6 +173,5 @@ def section(f: Frontier, colour: Mapping[str, str]) -> str:
         "(the frontier), the diamond where serving lands, dashed circles what the learned floor believed at "
         "its latest decision. Regret: the best mix at the realised spend minus the served resolved rate.</p>"
     )
-    return "\n".join(
-        ["<h2>Frontier on this traffic</h2>", headline(f), foot, f"<figure>{chart(f, colour)}</figure>", table(f)]
-    )
+    figure = f"<figure>{chart(f, colour)}</figure>"
+    return "\n".join(["<h2>Frontier on this traffic</h2>", headline(f), foot, figure, table(f)])

@@ -26,6 +26,9 @@ class FloorChoice:
     """The probability the learner's policy gave `model` (its mean share over posterior draws)."""
     posterior: dict[str, Any]
     """The learner's state when it assigned (`offpolicy.floor_learner.PosteriorSummary` as JSON)."""
+    reason: str
+    """Appended to the decision's reason: the mix the learner deploys now and the outcomes it has seen
+    (the decision's own reason names the table's mix)."""
 
 
 FloorAssigner = Callable[[str, Any], Awaitable[FloorChoice | None]]

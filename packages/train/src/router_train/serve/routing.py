@@ -195,8 +195,9 @@ class TaskRouter:
             explore.seed if explore else 0,
             choice.propensity if choice is not None else 1.0,
         )
+        reason = decision.reason if choice is None else f"{decision.reason}; {choice.reason}"
         return DecisionRecord(
-            **{**decision.model_dump(), "model": served.model},
+            **{**decision.model_dump(), "model": served.model, "reason": reason},
             time=now(),
             task=key,
             latency_ms=round(latency_ms, 3),
