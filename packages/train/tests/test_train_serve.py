@@ -222,6 +222,7 @@ def test_models_health_and_direct_pool_models(
         assert health == {
             "status": "ok",
             "router": router.name,
+            "objective": "the native point (no_safe_point)",  # the config's no_safe_point, no budget
             "checkpoint_sha256": sha256_file(checkpoint),
             "pool": router.pool,
             "tasks": 0,
