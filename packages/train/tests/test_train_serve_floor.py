@@ -20,9 +20,12 @@ from floor_stubs import BUDGET, MODELS, PRIOR, TOKEN, TOKEN_ENV, drive, floor_ro
 from serve_stubs import running_upstreams
 from starlette.testclient import TestClient
 
+from router_train.dashboard.frontier import frontier
+from router_train.dashboard.frontier_page import headline, section
 from router_train.offpolicy.floor_replay import learning_stream
 from router_train.scoring.floor import Objective
 from router_train.serve import read_config
+from router_train.serve.export import ServeRecords
 from router_train.serve.records import DecisionRecord, OutcomeRecord
 from router_train.serve_app import build_app
 from router_train.serve_floor import learner_from
@@ -97,3 +100,32 @@ def test_the_learner_skips_unpriced_outcomes_and_reads_them_in_one_order() -> No
     one, other = learner_from(PRIOR, objective, rows), learner_from(PRIOR, objective, rows[::-1])
     assert one.tasks == 2 and one.spent == pytest.approx(1.8)
     assert one.assign("k") == other.assign("k")  # replicas reading the same rows assign alike
+
+
+def _served(rows: list[tuple[str, bool, float]]) -> ServeRecords:
+    """Outcomes of served tasks (model, resolved, cost), a second apart."""
+    outcomes = {}
+    for i, (model, resolved, cost) in enumerate(rows):
+        at = f"2026-12-01T09:{i // 60:02d}:{i % 60:02d}.000Z"
+        outcomes[f"{i:064x}"] = OutcomeRecord(
+            time=at, task=f"{i:064x}", instance_id=f"t{i}", model=model, resolved=resolved, cost=cost
+        )
+    return ServeRecords({}, outcomes)
+
+
+def test_the_frontier_headline_claims_a_regret_only_when_its_interval_excludes_zero() -> None:
+    # `cheap` at $0.2 resolving 60%, `dear` at $1.0 resolving 90%. Served 50/50: spend $0.6, rate 75%,
+    # exactly the mix at that spend: no claim. Served by `mid`, costing as much and resolving 50%: the
+    # mix at $0.6 resolves 75%, 25 points more, and the interval excludes zero: claimed.
+    base = [("cheap", i % 5 < 3, 0.2) for i in range(100)] + [("dear", i % 10 < 9, 1.0) for i in range(100)]
+    even = frontier(_served(base), MODELS, Objective(budget=BUDGET))
+    assert even.regret is not None and abs(even.regret.value) < 1e-9 and not even.regret.excludes_zero
+    assert 'data-claim="false"' in headline(even) and "not told apart" in headline(even)
+    worse = base[:40] + base[100:140] + [("mid", i % 2 == 0, 0.6) for i in range(300)]
+    bad = frontier(_served(worse), MODELS, Objective(budget=BUDGET))
+    assert bad.regret is not None and bad.regret.low > 0.1
+    assert 'data-claim="true"' in headline(bad) and "points fewer" in headline(bad)
+    # Computed from the records alone: the same section, byte for byte, on any replica.
+    again = frontier(_served(worse), MODELS, Objective(budget=BUDGET))
+    assert section(again, {}) == section(bad, {})
+    assert frontier(_served([]), MODELS, None).regret is None
