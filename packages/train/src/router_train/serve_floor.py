@@ -25,7 +25,7 @@ import anyio.to_thread  # pants: no-infer-dep (installed with starlette, which d
 
 from router_oracle.frontier import ModelPoint
 from router_train.offpolicy.floor_learner import FloorLearner
-from router_train.route import Router
+from router_train.route import CheckpointSpec, Router
 from router_train.route.floor import model_points
 from router_train.route.router import ScoringRouter
 from router_train.scoring.floor import Objective
@@ -74,7 +74,7 @@ class ServeFloor:
 
     async def __call__(self, key: str, serving: Serving) -> FloorChoice | None:
         spec = self.proxy.config.router
-        objective = getattr(spec, "objective", lambda: None)()
+        objective = spec.objective() if isinstance(spec, CheckpointSpec) else None
         prior = floor_prior(serving.router)
         if objective is None or prior is None:
             return None
