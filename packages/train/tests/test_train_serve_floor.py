@@ -129,3 +129,32 @@ def test_the_frontier_headline_claims_a_regret_only_when_its_interval_excludes_z
     again = frontier(_served(worse), MODELS, Objective(budget=BUDGET))
     assert section(again, {}) == section(bad, {})
     assert frontier(_served([]), MODELS, None).regret is None
+
+
+def test_explore_applies_on_top_of_the_learned_floor(tmp_path: Path, stubs: Any) -> None:
+    # With [explore] rate 0.5: each decision's router_model is the learner's pick over the outcomes
+    # before it, and its propensity (1 - rate) x [served = that pick] x the learner's + rate / pool size.
+    objective = Objective(budget=BUDGET)
+    tr = traffic(40, [0.6, 0.7, 0.8], [0.4, 1.0, 2.0], seed=2)
+    config = write_config(tmp_path, stubs, {"budget": BUDGET}, explore={"rate": 0.5, "seed": 7})
+    with TestClient(build_app(read_config(config), floor_router(objective))) as client:
+        drive(client, tr)
+    records = decisions(config)
+    outcomes: list[OutcomeRecord] = []
+    for i, r in enumerate(records):
+        a = learner_from(PRIOR, objective, outcomes).assign(r.task)
+        assert r.router_model == a.model and r.chooser == "floor"
+        assert r.posterior == a.posterior.model_dump(mode="json")
+        assert r.propensity == pytest.approx(0.5 * (r.model == a.model) * a.propensity + 0.5 / 3)
+        assert r.model is not None
+        j = MODELS.index(r.model)
+        outcome = OutcomeRecord(
+            time=f"2026-01-01T00:00:{i:02d}.000Z",
+            task=r.task,
+            instance_id=r.instance_id,
+            model=r.model,
+            resolved=bool(tr.resolved[i, j]),
+            cost=float(tr.cost[i, j]),
+        )
+        outcomes.append(outcome)
+    assert any(r.explored for r in records) and any(not r.explored for r in records)
