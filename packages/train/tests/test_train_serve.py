@@ -460,4 +460,5 @@ def test_the_command_serves_and_stops_on_ctrl_c(
     assert proc.stderr is not None
     err = proc.stderr.read()
     assert err.startswith(f"router-train serve: router local:{checkpoint} over ") and f":{port}/v1" in err
+    assert "(model `router`, serving the native point (no_safe_point); store " in err  # what it serves
     assert [line["model"] for line in log_lines(cfg)] == [model_id]

@@ -23,9 +23,11 @@ from starlette.testclient import TestClient
 from router_train.dashboard.frontier import frontier
 from router_train.dashboard.frontier_page import headline, section
 from router_train.offpolicy.floor_replay import learning_stream
+from router_train.route import CheckpointSpec
 from router_train.scoring.floor import Objective
 from router_train.serve import read_config
 from router_train.serve.export import ServeRecords
+from router_train.serve.floor_choice import objective_words
 from router_train.serve.records import DecisionRecord, OutcomeRecord
 from router_train.serve_app import build_app
 from router_train.serve_floor import learner_from
@@ -158,3 +160,10 @@ def test_explore_applies_on_top_of_the_learned_floor(tmp_path: Path, stubs: Any)
         )
         outcomes.append(outcome)
     assert any(r.explored for r in records) and any(not r.explored for r in records)
+
+
+def test_the_objective_is_named_as_the_user_gave_it(tmp_path: Path) -> None:
+    ckpt = tmp_path / "checkpoint.json"
+    assert objective_words(CheckpointSpec(checkpoint=ckpt, budget=1.1)) == "--budget 1.1"
+    assert objective_words(CheckpointSpec(checkpoint=ckpt, quality="best-0.02")) == "--quality best-0.02"
+    assert objective_words(CheckpointSpec(checkpoint=ckpt)) == "the safe default point"
