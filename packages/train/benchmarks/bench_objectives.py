@@ -44,10 +44,9 @@ def main() -> None:
     from router_train.evaluate.objectives import objective_table, served_objectives
     from router_train.local.config import LocalTrainConfig
     from router_train.local.fitter import LOCAL_ROUTER_NAME
+    from router_train.fitting import FitRequest, fitters_for
     from router_train.route.kinds import baseline as baseline_kind
-    from router_train.route.kinds import fitters_for
     from router_train.route.kinds import local as local_kind
-    from router_train.route.kinds.kind import FitRequest
 
     t0 = time.perf_counter()
     path = args.table or bundled_table_path()

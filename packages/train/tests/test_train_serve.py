@@ -222,6 +222,7 @@ def test_models_health_and_direct_pool_models(
         assert health == {
             "status": "ok",
             "router": router.name,
+            "objective": "the native point (no_safe_point)",  # the config's no_safe_point, no budget
             "checkpoint_sha256": sha256_file(checkpoint),
             "pool": router.pool,
             "tasks": 0,
@@ -459,4 +460,5 @@ def test_the_command_serves_and_stops_on_ctrl_c(
     assert proc.stderr is not None
     err = proc.stderr.read()
     assert err.startswith(f"router-train serve: router local:{checkpoint} over ") and f":{port}/v1" in err
+    assert "(model `router`, serving the native point (no_safe_point); store " in err  # what it serves
     assert [line["model"] for line in log_lines(cfg)] == [model_id]

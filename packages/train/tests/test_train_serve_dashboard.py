@@ -23,6 +23,9 @@ import httpx
 import pytest
 import required_service
 import tomli_w
+from floor_stubs import BUDGET, MODELS, TOKEN_ENV, drive, floor_router, traffic
+from floor_stubs import TOKEN as FLOOR_TOKEN
+from floor_stubs import write_config as floor_config
 from headless_browser import chromium
 from serve_stubs import (
     ServerThread,
@@ -43,10 +46,12 @@ from router_train.dashboard.render_process import EstimateCache
 from router_train.offpolicy.from_log import logged_tasks
 from router_train.offpolicy.summary import default_estimates
 from router_train.route import Router
+from router_train.scoring.floor import Objective
 from router_train.serve import TASK_HEADER, check_serves_pool, read_config
 from router_train.serve.config import ServeConfigError
 from router_train.serve.export import ServeRecords
 from router_train.serve.records import DecisionRecord, OutcomeRecord
+from router_train.serve_app import build_app
 
 FEEDBACK_ENV, FEEDBACK_TOKEN = "DASHBOARD_TEST_FEEDBACK_TOKEN", "fb-7c1e"
 ADMIN_ENV, ADMIN_TOKEN = "DASHBOARD_TEST_ADMIN_TOKEN", "admin-93b2"
@@ -245,6 +250,8 @@ def test_the_dashboard_in_a_browser_shows_the_feedback_figures(
         assert browser.get_log("browser") == []  # no console error, warning or message at all
         assert page["title"] == "router-train serve: what routing did" and page["svgs"] >= 4
         assert_page_equals_cli(page, cli)
+        frontier = browser.execute_script(FRONTIER_FIGURES)
+        assert frontier["headline"] is not None and frontier["models"] == 3  # every model has outcomes
         model, strong_cost, serving_cost = strongest_in_cli(cli)
         assert page["savings"]["strongest"] == model and f"always-{model}" in page["savings"]["text"]
         assert float(page["savings"]["costDelta"]) == pytest.approx(serving_cost - strong_cost, abs=1.5e-4)
@@ -296,6 +303,64 @@ def test_an_unset_admin_token_variable_is_refused_at_start(
         check_serves_pool(read_config(cfg), list(stubs), cfg)
     r = main(["serve", str(cfg), "--port", "0"])
     assert r == 2
+
+
+FRONTIER_FIGURES = """
+const h = document.getElementById('frontier-headline');
+const chart = document.getElementById('frontier-chart');
+return {
+  headline: h ? {...h.dataset, text: h.textContent} : null,
+  models: chart ? chart.querySelectorAll('g[data-model]').length : 0,
+  served: !!document.getElementById('frontier-served'),
+  objective: !!document.getElementById('frontier-objective'),
+  line: !!document.getElementById('frontier-line'),
+  beliefs: chart ? chart.querySelectorAll('circle[stroke-dasharray]').length : 0,
+  rows: document.querySelectorAll('#frontier-models tr[data-model]').length,
+};
+"""
+"""The frontier section's figures as the browser sees them."""
+
+
+@pytest.fixture(scope="module")
+def floor_upstreams() -> Iterator[Any]:
+    with running_upstreams(MODELS) as running:
+        yield running
+
+
+@pytest.mark.system  # a real Chromium
+def test_the_dashboard_draws_the_frontier_measured_on_this_traffic(
+    tmp_path: Path, floor_upstreams: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A router at the floor at --budget 0.6, on a harness that doubles the table's costs: the learned
+    # floor serves the tasks, the section draws each model's measured rate and cost, the mix line, the
+    # budget, where serving lands and the learner's belief; the headline claims only what its interval says.
+    monkeypatch.setenv(TOKEN_ENV, FLOOR_TOKEN)
+    cfg = floor_config(tmp_path, floor_upstreams, {"budget": BUDGET}, admin={"token_env": ADMIN_ENV})
+    app = build_app(read_config(cfg), floor_router(Objective(budget=BUDGET)))
+    with serving(app) as server, chromium(tmp_path / "profile") as browser:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            drive(client, traffic(150, [0.6, 0.7, 0.8], [0.4, 1.0, 2.0], seed=5))
+        browser.execute_cdp_cmd("Network.enable", {})
+        bearer = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+        browser.execute_cdp_cmd("Network.setExtraHTTPHeaders", {"headers": bearer})
+        browser.get(f"{server.url}/dashboard")
+        f = browser.execute_script(FRONTIER_FIGURES)
+        assert browser.get_log("browser") == []
+        assert f["served"] and f["objective"] and f["line"] and f["beliefs"] == 3
+        assert f["models"] == f["rows"] >= 2
+        head = f["headline"]
+        low, high, regret = float(head["low"]), float(head["high"]), float(head["regret"])
+        assert low <= regret <= high and head["tasks"] == "150"
+        assert (head["claim"] == "true") == (low > 0 or high < 0)
+        if head["claim"] == "false":
+            assert "not told apart" in head["text"]
+        browser.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": 1100, "height": 1500, "deviceScaleFactor": 1, "mobile": False},
+        )
+        shot = tmp_path / "dashboard-frontier.png"
+        assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+        print(f"dashboard frontier screenshot: {shot}")
 
 
 HOSTILE = '<img src=x onerror="alert(1)">&amp;'

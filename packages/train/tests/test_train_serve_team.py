@@ -84,8 +84,8 @@ def team_config(path: Path, checkpoint: Path, stubs: Any, store: str) -> Path:
     cfg = write_config(path, checkpoint, stubs)
     doc = tomllib.loads(cfg.read_text(encoding="utf-8"))
     doc.update(
-        # These tests are about replicas sharing one store, not about its timeout (test_train_serve_store_timeout's
-        # business): on a loaded 2-core machine 36 first claims at once can queue past the default 2 s.
+        # These tests are about replicas sharing one store, not its timeout (test_train_serve_store_timeout's
+        # business): on a loaded 2-core machine, 36 first claims at once can queue past the default 2 s.
         store={"location": store, "timeout": 10.0},
         decision_log=str(path.with_suffix(".jsonl")),
         feedback={"token_env": FEEDBACK_ENV},
@@ -204,7 +204,8 @@ def test_replicas_share_decisions_and_outcomes(
                     [(i % 3, t) for t in issues for i in range(3)],
                 )
             )
-        assert all(r.status_code == 200 for r in firsts), [(r.status_code, r.text[:200]) for r in firsts if r.status_code != 200]
+        failed = [(r.status_code, r.text[:200]) for r in firsts if r.status_code != 200]
+        assert not failed
         models: dict[str, str] = {}
         for r in firsts:
             assert (

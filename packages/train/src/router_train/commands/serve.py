@@ -28,6 +28,7 @@ from router_train.route.operating_point import point_lines
 from router_train.route.router import ScoringRouter
 from router_train.serve import check_serves_pool, read_config
 from router_train.serve.admin import Admin
+from router_train.serve.floor_choice import objective_words
 from router_train.serve.store_open import open_store
 from router_train.serve.store_url import StoreLocation
 from router_train.serve_app import build_app
@@ -128,7 +129,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"router-train serve: {line}", file=sys.stderr)
     print(
         f"router-train serve: router {router.name} over {', '.join(router.pool)} on "
-        f"http://{options.host}:{options.port}/v1 (model `router`; store {config.store.location.shown()}; "
+        f"http://{options.host}:{options.port}/v1 (model `router`, serving {objective_words(config.router)}; "
+        f"store {config.store.location.shown()}; "
         f"log {config.decision_log}; SIGHUP re-reads the config and reloads its checkpoint)",
         file=sys.stderr,
     )

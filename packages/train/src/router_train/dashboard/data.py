@@ -9,10 +9,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from router_train.dashboard.frontier import Frontier, frontier
 from router_train.dashboard.timeline import Timeline, parse_time, timeline
 from router_train.offpolicy.estimators import PolicyEstimate
 from router_train.offpolicy.from_log import LoggedTasks, checkpoint_for, logged_tasks
 from router_train.offpolicy.summary import ModelSummary, model_summaries
+from router_train.scoring.floor import Objective
 from router_train.serve.export import ServeRecords
 
 ALWAYS = "always:"
@@ -100,6 +102,8 @@ class Dashboard:
     """Per model over time."""
     checkpoints: list[Checkpoint]
     """The checkpoints decisions came from, most recently used first."""
+    frontier: Frontier
+    """The frontier measured on this traffic and the regret so far (`dashboard.frontier`)."""
 
 
 def strongest(estimates: Sequence[PolicyEstimate]) -> PolicyEstimate | None:
@@ -139,6 +143,7 @@ def dashboard(
     serving_sha256: str | None,
     now: datetime,
     estimate: Callable[[LoggedTasks], list[PolicyEstimate]],
+    objective: Objective | None = None,
 ) -> Dashboard:
     """The page's figures of `records`; `estimate` gives the off-policy estimates of the logged tasks
     (`offpolicy.summary.default_estimates`, perhaps cached)."""
@@ -166,4 +171,5 @@ def dashboard(
         versus=None if best is None or serving is None else Versus(best, serving, len(data.logged.served)),
         timeline=timeline(records, order),
         checkpoints=checkpoints(records, serving_sha256),
+        frontier=frontier(records, list(pool), objective),
     )

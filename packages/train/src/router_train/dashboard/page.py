@@ -12,6 +12,7 @@ from html import escape
 
 from router_train.dashboard import svg
 from router_train.dashboard.data import ALWAYS, Dashboard, Versus
+from router_train.dashboard.frontier_page import section as frontier_section
 from router_train.dashboard.sections import checkpoints_table, estimates_table, models_table
 from router_train.offpolicy.estimators import BOOTSTRAP, MIN_TRIED, PolicyEstimate
 
@@ -195,6 +196,7 @@ def render(d: Dashboard) -> str:
         f"as of {d.now.strftime('%Y-%m-%d %H:%M:%S')} UTC</p>",
         _versus(d.versus),
         _tiles(d),
+        frontier_section(d.frontier, colour),
         "<h2>Per model</h2>",
         models_table(d.models, colour),
         "<h2>Over time</h2>",

@@ -19,6 +19,7 @@ from router_train.dashboard.page import render
 from router_train.offpolicy.estimators import PolicyEstimate
 from router_train.offpolicy.from_log import LoggedTasks
 from router_train.offpolicy.summary import default_estimates
+from router_train.scoring.floor import Objective
 from router_train.serve.export import ServeRecords
 from router_train.serve.store_api import Store
 from router_train.serve.store_config import StoreConfig
@@ -37,6 +38,8 @@ class PageInput:
     """The serving checkpoint's sha256."""
     pool: tuple[str, ...]
     """The served pool, in the router's order."""
+    objective: Objective | None = None
+    """What serve serves (`[router] budget` / `quality`); None: no objective."""
 
 
 def store_records(store: Store) -> ServeRecords:
@@ -95,6 +98,7 @@ def page(records: ServeRecords, what: PageInput, cache: EstimateCache) -> str:
         serving_sha256=what.sha256,
         now=datetime.now(UTC),
         estimate=cache.estimates,
+        objective=what.objective,
     )
     return render(d)
 
@@ -106,7 +110,7 @@ def compute(what: PageInput, previous: str | None) -> tuple[str, str | None]:
         records = store_records(store)
     finally:
         store.close()
-    seen = fingerprint(records, what.router, what.sha256)
+    seen = fingerprint(records, f"{what.router}\0{what.objective}", what.sha256)
     return seen, None if seen == previous else page(records, what, _ESTIMATES)
 
 

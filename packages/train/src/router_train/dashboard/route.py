@@ -16,6 +16,7 @@ from starlette.responses import HTMLResponse, Response
 
 from router_train.dashboard.page import CONTENT_SECURITY_POLICY
 from router_train.dashboard.render_process import PageInput, compute, render_process
+from router_train.route import CheckpointSpec
 from router_train.serve.feedback import authorized
 from router_train.serve.http_body import Handler, unauthorized
 from router_train.serve.proxy import Proxy
@@ -58,8 +59,13 @@ class PageCache:
             if not proxy.store.available:
                 raise StoreUnavailable("the store cannot be reached now: the dashboard reads it")
             changes, serving = proxy.changes, proxy.serving
+            spec = proxy.config.router
             what = PageInput(
-                proxy.config.store, serving.router.name, serving.checkpoint_sha256, tuple(proxy.pool)
+                proxy.config.store,
+                serving.router.name,
+                serving.checkpoint_sha256,
+                tuple(proxy.pool),
+                spec.objective() if isinstance(spec, CheckpointSpec) else None,
             )
             if self._child is None:
                 self._child = render_process()

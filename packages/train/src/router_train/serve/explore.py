@@ -30,18 +30,30 @@ def _uniforms(seed: int, task: str) -> tuple[float, float]:
     return int.from_bytes(digest[:8], "big") / _SCALE, int.from_bytes(digest[8:16], "big") / _SCALE
 
 
-def propensity(model: str, router_model: str | None, rate: float, pool_size: int) -> float:
-    """P(serving policy serves `model`): (1 - rate) x [model is the router's pick] + rate / pool size."""
-    return (1.0 - rate) * (model == router_model) + rate / pool_size
+def propensity(
+    model: str, router_model: str | None, rate: float, pool_size: int, pick_propensity: float = 1.0
+) -> float:
+    """P(serving policy serves `model`): (1 - rate) x [model is the router's pick] x the pick's own
+    probability (1 for a deterministic router; the learned floor's share) + rate / pool size."""
+    return (1.0 - rate) * (model == router_model) * pick_propensity + rate / pool_size
 
 
-def serve_choice(task: str, router_model: str | None, pool: list[str], rate: float, seed: int) -> Served:
+def serve_choice(
+    task: str,
+    router_model: str | None,
+    pool: list[str],
+    rate: float,
+    seed: int,
+    pick_propensity: float = 1.0,
+) -> Served:
     """The model a new task is served by: with probability `rate` a uniform draw over `pool` (it may be
-    the router's pick), else the router's pick (`router_model`, None when it gave no route)."""
+    the router's pick), else the router's pick (`router_model`, None when it gave no route), which a
+    stochastic policy (the learned floor) gave with probability `pick_propensity`."""
     explore_u, pick_u = _uniforms(seed, task)
     if rate > 0 and explore_u < rate:
         model = pool[min(int(pick_u * len(pool)), len(pool) - 1)]
-        return Served(model, True, propensity(model, router_model, rate, len(pool)))
+        return Served(model, True, propensity(model, router_model, rate, len(pool), pick_propensity))
     if router_model is None:
         return Served(None, False, None)
-    return Served(router_model, False, propensity(router_model, router_model, rate, len(pool)))
+    chance = propensity(router_model, router_model, rate, len(pool), pick_propensity)
+    return Served(router_model, False, chance)

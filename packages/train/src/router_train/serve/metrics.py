@@ -36,7 +36,7 @@ class ServeMetrics:
         )
         self.decisions = Counter(
             f"{PREFIX}_decisions",
-            "New tasks decided, by served model and chooser (router or explore)",
+            "New tasks decided, by served model and chooser (router, floor or explore)",
             ["model", "chooser"],
             registry=r,
         )

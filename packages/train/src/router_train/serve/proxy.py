@@ -13,6 +13,7 @@ from starlette.responses import JSONResponse, Response
 from router_oracle.infra.file_hash import sha256_file
 from router_train.route import CheckpointSpec, Router
 from router_train.serve.config import ROUTER_MODEL, ServeConfig, admin_token
+from router_train.serve.floor_choice import FloorAssigner, objective_words
 from router_train.serve.forwarding import MODEL_HEADER, TASK_HEADER, UpstreamFailure, Upstreams
 from router_train.serve.http_body import BodyRefused, error_response, now, read_body, unavailable
 from router_train.serve.identity import RequestError
@@ -44,6 +45,11 @@ class Proxy:
         self.admin_token = admin_token(config)
         self.changes = 0
         """Decisions and outcomes this process has written (the dashboard's cache key moves with it)."""
+        self.outcome_changes = 0
+        """Outcomes this process has committed (the learned floor re-reads the store when it moves)."""
+        self.floor: FloorAssigner | None = None
+        """Assigns floor decisions by the floor learned from the store (set before start by
+        `serve_floor`; None: the table's mix)."""
         self.on_stop: list[Callable[[], None]] = []
         """Run first at shutdown (the dashboard's child process ends there)."""
         self._store: AsyncStore | None = None
@@ -95,13 +101,14 @@ class Proxy:
     def outcome_committed(self, outcome: OutcomeRecord) -> None:
         self.metrics.outcomes.labels(outcome.model, str(outcome.resolved).lower()).inc()
         self.changes += 1
+        self.outcome_changes += 1
 
     async def start(self) -> None:
         self._store = AsyncStore(open_store(self.config.store), self.config.store.timeout)
         self._store.on_change = self.metrics.store_changed
         self._log = DecisionLog(self.config.decision_log)
         self._batcher = UsageBatcher(self._store)
-        self._router = TaskRouter(self.config, self.pool, self._store, self._log)
+        self._router = TaskRouter(self.config, self.pool, self._store, self._log, self.floor)
         self._meter = Meter(self.config, self._batcher, self._log, self.metrics)
         self.upstreams.start()
         self._batcher.start()
@@ -121,6 +128,7 @@ class Proxy:
             {
                 "status": "ok" if self.store.available else "store unavailable",
                 "router": serving.router.name,
+                "objective": objective_words(self.config.router),
                 "checkpoint_sha256": serving.checkpoint_sha256,
                 "pool": self.pool,
                 "tasks": len(self.store),
@@ -152,7 +160,7 @@ class Proxy:
         return response if routed.task is None else self._meter.metered(response, routed.task, model)
 
     def _decided(self, record: DecisionRecord) -> None:
-        chooser = "explore" if record.explored else "router"
+        chooser = "explore" if record.explored else (record.chooser or "router")
         self.metrics.decisions.labels(record.model or "", chooser).inc()
         self.changes += 1
 

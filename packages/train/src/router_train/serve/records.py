@@ -48,10 +48,15 @@ class DecisionRecord(Decision):
     (`[feedback] task_text = "hash"`, a text over `max_task_text_bytes`, or an older serve)."""
     issue_sha256: str | None = None
     """sha256 hex of that text (UTF-8), kept whether or not the text is; None: an older serve."""
+    posterior: dict[str, Any] | None = None
+    """A floor decision assigned by the floor learned from the store's outcomes (`serve_floor`): what
+    the learner believed when it assigned (`offpolicy.floor_learner.PosteriorSummary` as JSON: per-model
+    posterior rate and cost, the shared cost scale, outcomes seen, the paced budget and the mix); the
+    `propensity` is then the learner's. None: not a learned-floor decision (the line omits it)."""
 
     def json_line(self) -> str:
-        """The log line (as `Decision.json_line`: `OPTIONAL_FIELDS` only when set)."""
-        unset = {k for k in OPTIONAL_FIELDS if getattr(self, k) is None}
+        """The log line (as `Decision.json_line`: `OPTIONAL_FIELDS` and `posterior` only when set)."""
+        unset = {k for k in (*OPTIONAL_FIELDS, "posterior") if getattr(self, k) is None}
         return self.model_dump_json(exclude=unset) + "\n"
 
 

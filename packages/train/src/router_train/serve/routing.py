@@ -19,6 +19,7 @@ from router_train.route import Decision, EndpointError, Router, TaskInput
 from router_train.route.task import REPO_PATTERN, served_task
 from router_train.serve.config import ROUTER_MODEL, ServeConfig
 from router_train.serve.explore import serve_choice
+from router_train.serve.floor_choice import FloorAssigner, FloorChoice
 from router_train.serve.http_body import now
 from router_train.serve.identity import (
     REPO_HEADER,
@@ -89,8 +90,18 @@ class TaskRouter:
     """Finds each request's model: a decided task's from memory (no thread, no database), a new task's
     by the serving router, claimed in the store (a store that cannot be reached: `StoreUnavailable`)."""
 
-    def __init__(self, config: ServeConfig, pool: list[str], store: AsyncStore, log: DecisionLog) -> None:
+    def __init__(
+        self,
+        config: ServeConfig,
+        pool: list[str],
+        store: AsyncStore,
+        log: DecisionLog,
+        floor: FloorAssigner | None = None,
+    ) -> None:
         self.config = config
+        self.floor = floor
+        """Assigns a floor decision's task by the floor learned from the store's outcomes (None: the
+        table's mix, as `route` deploys it)."""
         self.pool = pool
         """The pool in the router's order (exploration draws index it)."""
         self.store = store
@@ -150,26 +161,43 @@ class TaskRouter:
             error = str(exc) if isinstance(exc, EndpointError) else f"{type(exc).__name__}: {exc}"
             self.log.write(RouterErrorRecord(time=now(), task=key, error=error))
             raise NoRoute(f"the router failed: {error}") from None
+        choice = None
+        if decision.chooser == "floor" and self.floor is not None:
+            choice = await self.floor(key, serving)
         latency_ms = (time.perf_counter() - started) * 1000
-        record = self._record(key, decision, latency_ms, task, serving.checkpoint_sha256)
+        record = self._record(key, decision, latency_ms, task, serving.checkpoint_sha256, choice)
         if record.model is None:
             self.log.write(record)
             raise NoRoute(f"the router gave no route for this task: {decision.reason or decision.model!r}")
         return record
 
     def _record(
-        self, key: str, decision: Decision, latency_ms: float, task: TaskInput, checkpoint_sha256: str | None
+        self,
+        key: str,
+        decision: Decision,
+        latency_ms: float,
+        task: TaskInput,
+        checkpoint_sha256: str | None,
+        choice: FloorChoice | None = None,
     ) -> DecisionRecord:
-        """The record of a new task's decision: the router's, or an exploration draw's (`[explore]`), with
-        the text routed on as `[feedback]` keeps it (`identity.kept_text`) and the checkpoint it came from."""
-        pick = decision.model if decision.model in self.config.upstreams else None
+        """The record of a new task's decision: the router's (or the learned floor's `choice`), or an
+        exploration draw's (`[explore]`, on top), with the text routed on as `[feedback]` keeps it
+        (`identity.kept_text`) and the checkpoint it came from."""
+        proposed = choice.model if choice is not None else decision.model
+        pick = proposed if proposed in self.config.upstreams else None
         text, digest = kept_text(task.problem_statement, self.config.feedback)
         explore = self.config.explore
         served = serve_choice(
-            key, pick, self.pool, explore.rate if explore else 0.0, explore.seed if explore else 0
+            key,
+            pick,
+            self.pool,
+            explore.rate if explore else 0.0,
+            explore.seed if explore else 0,
+            choice.propensity if choice is not None else 1.0,
         )
+        reason = decision.reason if choice is None else f"{decision.reason}; {choice.reason}"
         return DecisionRecord(
-            **{**decision.model_dump(), "model": served.model},
+            **{**decision.model_dump(), "model": served.model, "reason": reason},
             time=now(),
             task=key,
             latency_ms=round(latency_ms, 3),
@@ -180,4 +208,5 @@ class TaskRouter:
             repo=task.repo or None,
             issue_text=text,
             issue_sha256=digest,
+            posterior=choice.posterior if choice is not None else None,
         )
