@@ -42,9 +42,9 @@ def main() -> None:
     from router_train.evaluate.design import fold_partitions
     from router_train.evaluate.fitted import fit_partitions
     from router_train.evaluate.objectives import objective_table, served_objectives
+    from router_train.fitting import FitRequest, fitters_for
     from router_train.local.config import LocalTrainConfig
     from router_train.local.fitter import LOCAL_ROUTER_NAME
-    from router_train.fitting import FitRequest, fitters_for
     from router_train.route.kinds import baseline as baseline_kind
     from router_train.route.kinds import local as local_kind
 
