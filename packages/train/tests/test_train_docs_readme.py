@@ -18,7 +18,7 @@ PLACES = {
     "router kinds": "packages/train/src/router_train/route/kinds/",
     "source registry": "packages/oracle/src/router_oracle/sources/registry.py",
     "feedback estimators": "packages/train/src/router_train/offpolicy/estimators.py",
-    "serve store": "packages/train/src/router_train/serve/store.py",
+    "serve store": "packages/train/src/router_train/serve/store_sql.py",
 }
 """What the code map must say where it lives (issue 45's goal): a phrase of its line -> the path."""
 
