@@ -198,7 +198,8 @@ def first_commands(tasks: list[dict[str, str]]) -> list[Command]:
                 ("route", "--checkpoint", f"../{kind}/{kind}/checkpoint.json", "--tasks", "tasks.jsonl",
                  "--quiet", "-o", "decisions.jsonl", *flags),
                 ("decisions.jsonl",), setup=_write_tasks(tasks))
-        for kind in ("fit", "local") for label, flags in (("default", ()), ("--no-safe-point", ("--no-safe-point",)))
+        for kind in ("fit", "local")
+        for label, flags in (("default", ()), ("--no-safe-point", ("--no-safe-point",)))
     ]  # fmt: skip
     return [
         Command("router-oracle build", "router-oracle", ("build", "--no-progress", "-o", "table.json"),
@@ -263,7 +264,9 @@ def run_command(tree: Path, root: Path, command: Command) -> Result:
     return Result(done.returncode, done.stdout, tail[0], files)
 
 
-def run_both(trees: tuple[Path, Path], roots: tuple[Path, Path], commands: list[Command]) -> list[tuple[Result, Result]]:
+def run_both(
+    trees: tuple[Path, Path], roots: tuple[Path, Path], commands: list[Command]
+) -> list[tuple[Result, Result]]:
     """Every command in the before and the after tree, the two trees side by side, each in order."""
 
     def series(i: int) -> list[Result]:
@@ -285,7 +288,9 @@ def honoured_dial(after: Path, root: Path, kind: str, tasks: list[dict[str, str]
     return None
 
 
-def _probe_parts(c: Command) -> tuple[str, tuple[str, ...], tuple[str, ...], dict[str, Rule], Callable[[Path], None] | None]:
+def _probe_parts(
+    c: Command,
+) -> tuple[str, tuple[str, ...], tuple[str, ...], dict[str, Rule], Callable[[Path], None] | None]:
     # One directory deeper than the real runs: the checkpoint path gains one `..`.
     args = tuple(a.replace("../", "../../", 1) if a.endswith("checkpoint.json") else a for a in c.args)
     return c.program, args, c.outputs, c.rules, c.setup
@@ -310,13 +315,15 @@ def _clip(line: bytes) -> str:
 def compare(command: Command, before: Result, after: Result) -> tuple[bool, str]:
     """(identical, the printed line) for one command's two runs."""
     if before.rc != 0 or after.rc != 0:
-        return False, f"differs    {command.name}: exit {before.rc} / {after.rc}: {after.stderr_tail or before.stderr_tail}"
+        tail = after.stderr_tail or before.stderr_tail
+        return False, f"differs    {command.name}: exit {before.rc} / {after.rc}: {tail}"
     applied = []
     for name, b, a in [("stdout", before.stdout, after.stdout)] + [
         (o, before.files[o], after.files[o]) for o in command.outputs
     ]:
         if b is None or a is None:
-            return False, f"differs    {command.name}: {name} not written (before {b is not None}, after {a is not None})"
+            written = f"before {b is not None}, after {a is not None}"
+            return False, f"differs    {command.name}: {name} not written ({written})"
         rule = command.rules.get(name)
         if rule is not None:
             b2, a2 = rule.apply(b, a)
@@ -331,8 +338,12 @@ def compare(command: Command, before: Result, after: Result) -> tuple[bool, str]
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--before", type=Path, required=True, help="the source tree before (a checkout's root)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--before", type=Path, required=True, help="the source tree before (a checkout's root)"
+    )
     parser.add_argument("--after", type=Path, required=True, help="the source tree after (a checkout's root)")
     parser.add_argument("--keep", type=Path, help="run in this directory and keep it (default: a temp dir)")
     args = parser.parse_args()
@@ -345,7 +356,8 @@ def main() -> int:
 
 
 def _run(trees: tuple[Path, Path], root: Path) -> int:
-    print(f"before: {trees[0]}\nafter:  {trees[1]}\nrules (the after's additions on purpose, dropped before comparing):")
+    print(f"before: {trees[0]}\nafter:  {trees[1]}")
+    print("rules (the after's additions on purpose, dropped before comparing):")
     for rule in RULES.values():
         print(f"  {rule.name}: {(rule.apply.__doc__ or '').strip()}")
     roots = (root / "before", root / "after")
@@ -355,7 +367,8 @@ def _run(trees: tuple[Path, Path], root: Path) -> int:
     for kind in ("fit", "local"):
         dial = honoured_dial(trees[1], roots[1], kind, tasks)
         if dial is None:
-            print(f"# route {kind} --dial: no honoured dial among {', '.join(DIALS)} (the after's floor refuses each): skipped")
+            dials = ", ".join(DIALS)
+            print(f"# route {kind} --dial: no honoured dial among {dials} (the after's floor refuses each)")
             continue
         command = dial_command(kind, dial, tasks)
         commands.append(command)
