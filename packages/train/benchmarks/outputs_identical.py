@@ -7,7 +7,7 @@ Run from the repository root (prints one line per command; not a test):
 Each tree runs with PYTHONPATH=<tree>/packages/{oracle,env,train}/src, this interpreter and
 OPENBLAS_NUM_THREADS=1, every command in a work directory of its own (relative paths only, so stdout
 names no temp dir); the two trees run side by side. The set: `router-oracle build` (default pool);
-`router-train fit tfidf-logreg(balanced)` on half the tasks and `router-train local --steps 30`;
+`router-train fit` of tfidf-logreg(balanced) and tfidf-knn on half the tasks, `router-train local --steps 30`;
 `router-train route` of 240 bundled tasks with each checkpoint at the default point, at
 `--no-safe-point` and at an honoured `--dial` (probed on the after tree: the first of DIALS its floor
 does not refuse); `router-train evaluate --folds 2 --fold-seeds 0`; `router-train feedback` on a
@@ -41,7 +41,10 @@ DIALS = ("0", "0.5", "1")
 POOL = ("nemotron-3-super", "claude-opus-4.7", "gpt-5.5")
 FEEDBACK_TASKS = 60
 EXPLORE_RATE = 0.1
-FIT_NAME = "tfidf-logreg(balanced)"
+FITS = {"logreg": "tfidf-logreg(balanced)", "knn": "tfidf-knn"}
+"""Work directory (and --output-dir) -> the `fit` baseline: the balanced classifier, and kNN, whose dial 0
+the floor honours on these tasks (the classifier's and local's dials are all refused)."""
+KINDS = (*FITS, "local")
 
 
 @dataclass(frozen=True)
@@ -198,15 +201,16 @@ def first_commands(tasks: list[dict[str, str]]) -> list[Command]:
                 ("route", "--checkpoint", f"../{kind}/{kind}/checkpoint.json", "--tasks", "tasks.jsonl",
                  "--quiet", "-o", "decisions.jsonl", *flags),
                 ("decisions.jsonl",), setup=_write_tasks(tasks))
-        for kind in ("fit", "local")
+        for kind in KINDS
         for label, flags in (("default", ()), ("--no-safe-point", ("--no-safe-point",)))
     ]  # fmt: skip
     return [
         Command("router-oracle build", "router-oracle", ("build", "--no-progress", "-o", "table.json"),
                 ("table.json",)),
-        Command(f"fit {FIT_NAME}", "router-train",
-                ("fit", FIT_NAME, "--split", "train", "--eval-fraction", "0.5", "--output-dir", "fit"),
-                ("fit/checkpoint.json",), {"fit/checkpoint.json": ckpt}),
+        *(Command(f"fit {name}", "router-train",
+                  ("fit", name, "--split", "train", "--eval-fraction", "0.5", "--output-dir", kind),
+                  (f"{kind}/checkpoint.json",), {f"{kind}/checkpoint.json": ckpt})
+          for kind, name in FITS.items()),
         Command("local --steps 30", "router-train",
                 ("local", "--steps", "30", "--tasks-per-step", "16", "--shift-folds", "0", "--quiet",
                  "--output-dir", "local"),
@@ -245,8 +249,10 @@ def _env(tree: Path) -> dict[str, str]:
 
 
 def _workdir(root: Path, command: Command) -> Path:
-    # Checkpoints live in the work dir of the command that wrote them: `fit` -> root/fit/fit/...
-    name = command.args[0] if command.args[0] in ("fit", "local") else re.sub(r"[^\w.-]+", "_", command.name)
+    # A trainer's work dir is named for its --output-dir (its checkpoint: root/KIND/KIND/checkpoint.json).
+    args = command.args
+    named = args[args.index("--output-dir") + 1] if "--output-dir" in args else None
+    name = named or re.sub(r"[^\w.-]+", "_", command.name)
     work = root / name
     work.mkdir(parents=True, exist_ok=True)
     return work
@@ -364,7 +370,7 @@ def _run(trees: tuple[Path, Path], root: Path) -> int:
     tasks = _bundled_tasks(trees[1])
     commands = first_commands(tasks)
     results = run_both(trees, roots, commands)
-    for kind in ("fit", "local"):
+    for kind in KINDS:
         dial = honoured_dial(trees[1], roots[1], kind, tasks)
         if dial is None:
             dials = ", ".join(DIALS)
