@@ -6,7 +6,7 @@ how soon is everything served again, and is every acknowledged decision and outc
 Run from the repository root (prints figures and each goal's verdict; exits 1 if a check fails; not a test):
   PYTHONPATH=packages/oracle/src:packages/env/src:packages/train/src:packages/train/tests \
     python packages/train/benchmarks/bench_serve_hang.py [--hang 10] [--baseline 10] [--timeout 2] \
-      [--decided 100] [--concurrency 8] [--rate 40] [--checkpoint D/checkpoint.json]
+      [--decided 100] [--concurrency 4] [--rate 20] [--checkpoint D/checkpoint.json]
 
 Setup (bench_serve_team.py's): a stub upstream process, a throwaway PostgreSQL cluster, 3 replicas
 (`router-train serve` child processes). `--decided` conversations are started and given 3 turns each,
@@ -264,6 +264,14 @@ def _table(run: Run) -> None:
             said = Counter(_message(s.body) for s in by[kind, phase] if s.status == 503)
             for message, n in said.most_common():
                 print(f"  {names[kind]}, {phase}, 503 x{n}: {message}")
+        early = [s for s in by[kind, "A"] if s.status != 200]  # nothing is down yet: when, how long
+        if early:
+            print(f"  {names[kind]}, A, not 200 x{len(early)}: sent "
+                  + ", ".join(f"{run.stopped_at - s.at:.2f} s before SIGSTOP ({s.ms:.0f} ms)" for s in early))
+        served = [s.at - run.stopped_at for s in by[kind, "hang"] if s.status == 200]
+        if served:
+            print(f"  {names[kind]}, hang, 200 x{len(served)}: sent {', '.join(f'{t:.3f}' for t in served)} s "
+                  "after the SIGSTOPs were sent")
 
 
 def _message(body: str) -> str:
@@ -307,7 +315,8 @@ def _goals(run: Run, timeout_s: float) -> list[tuple[str, bool]]:
         (f"decided turns during the hang all 200, p99 within {TURN_GOAL_MS:g} ms of phase A's "
          f"({delta:+.1f} ms)", turns_ok and delta <= TURN_GOAL_MS),
         (f"/health during the hang p99 < {HEALTH_GOAL_MS:g} ms "
-         f"({_pct([s.ms for s in health], 0.99) if health else float('nan'):.1f} ms), all 200",
+         f"({_pct([s.ms for s in health], 0.99) if health else float('nan'):.1f} ms; phase A's "
+         f"{_pct([s.ms for s in phase['health', 'A']], 0.99):.1f} ms), all 200",
          bool(health) and _pct([s.ms for s in health], 0.99) < HEALTH_GOAL_MS
          and all(s.status == 200 for s in health)),
         (f"/health says \"store unavailable\" within timeout + {SAYS_S:g} s of SIGSTOP, and then until "
@@ -335,8 +344,8 @@ def main() -> None:
     parser.add_argument("--hang", type=float, default=10.0, help="seconds PostgreSQL is SIGSTOPped")
     parser.add_argument("--timeout", type=float, default=2.0, help="the replicas' [store] timeout, s")
     parser.add_argument("--decided", type=int, default=100, help="conversations decided before phase A")
-    parser.add_argument("--concurrency", type=int, default=8, help="clients sending decided turns")
-    parser.add_argument("--rate", type=float, default=40.0, help="decided turns per second, at most")
+    parser.add_argument("--concurrency", type=int, default=4, help="clients sending decided turns")
+    parser.add_argument("--rate", type=float, default=20.0, help="decided turns per second, at most")
     parser.add_argument("--checkpoint", type=Path, default=None, help="default: fit irt --split train")
     args = parser.parse_args()
     print(f"before: {_load_average()} (shared machine: latency figures are noisy)", flush=True)
