@@ -160,9 +160,9 @@ async def _outcomes(run: Run, client: httpx.AsyncClient, urls: list[str], decide
     for i in itertools.cycle(range(decided)):
         if run.stop:
             return
-        if run.seen.tasks[i] not in run.seen.outcomes and i not in run.refused:
-            if await _feedback(run, client, urls[i % REPLICAS], i) != 200:
-                run.refused.append(i)
+        pending = run.seen.tasks[i] not in run.seen.outcomes and i not in run.refused
+        if pending and await _feedback(run, client, urls[i % REPLICAS], i) != 200:
+            run.refused.append(i)
         await asyncio.sleep(0.2)
 
 
@@ -202,9 +202,10 @@ async def _load(urls: list[str], db: PostgresServer, args: argparse.Namespace) -
     limits = httpx.Limits(max_connections=4 * args.concurrency + 50, keepalive_expiry=UPSTREAM_KEEPALIVE_S)
     async with httpx.AsyncClient(timeout=30, limits=limits) as client:
         await _warm_up(run, client, urls, args.decided)
+        every_s = args.concurrency / args.rate
         picks = iter((i, t) for t in itertools.count(REPLICAS) for i in range(args.decided))
         load = [
-            *(_turns(run, client, urls, picks, args.concurrency / args.rate) for _ in range(args.concurrency)),
+            *(_turns(run, client, urls, picks, every_s) for _ in range(args.concurrency)),
             _outcomes(run, client, urls, args.decided),
             _arrivals(run, client, urls, 1_000_000),
             *(_health(run, client, urls, r) for r in range(REPLICAS)),
@@ -270,8 +271,8 @@ def _table(run: Run) -> None:
                   + ", ".join(f"{run.stopped_at - s.at:.2f} s before SIGSTOP ({s.ms:.0f} ms)" for s in early))
         served = [s.at - run.stopped_at for s in by[kind, "hang"] if s.status == 200]
         if served:
-            print(f"  {names[kind]}, hang, 200 x{len(served)}: sent {', '.join(f'{t:.3f}' for t in served)} s "
-                  "after the SIGSTOPs were sent")
+            sent = ", ".join(f"{t:.3f}" for t in served)
+            print(f"  {names[kind]}, hang, 200 x{len(served)}: sent {sent} s after the SIGSTOPs were sent")
 
 
 def _message(body: str) -> str:

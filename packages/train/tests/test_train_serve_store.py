@@ -397,7 +397,8 @@ def test_usage_batches_of_replicas_sharing_tasks_do_not_deadlock(postgres: Postg
         store.add_usages([usage("a", 1, None), usage("b", 1, None)])
         with psycopg.connect(url) as other:
             other.execute("UPDATE usage SET requests = requests + 1 WHERE task = 'a'")
-            flush = threading.Thread(target=store.add_usages, args=([usage("b", 1, None), usage("a", 1, None)],))
+            batch = [usage("b", 1, None), usage("a", 1, None)]
+            flush = threading.Thread(target=store.add_usages, args=(batch,))
             flush.start()
             time.sleep(1.5)  # the flush is now waiting on a's row (and, in first-seen order, holds b's)
             other.execute("UPDATE usage SET requests = requests + 1 WHERE task = 'b'")
