@@ -33,6 +33,8 @@ import tempfile
 import time
 import tomllib
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -190,11 +192,15 @@ async def _load(
     return seen
 
 
-def _check(name: str, seen: Seen, store: str, logs: list[Path], args: argparse.Namespace) -> list[str]:
+def check_records(name: str, seen: Seen, store: str, logs: list[Path], args: argparse.Namespace) -> list[str]:
     """Print the figures of one backend's run; the failed checks."""
     records = read_records(store)
     lost_d = [i for i, task in seen.tasks.items() if task not in records.decisions]
-    changed = [i for i, ms in seen.models.items() if records.decisions[seen.tasks[i]].model != ms[0]]
+    changed = [
+        i
+        for i, ms in seen.models.items()
+        if seen.tasks[i] in records.decisions and records.decisions[seen.tasks[i]].model != ms[0]
+    ]
     lost_o = [t for t, rec in seen.outcomes.items() if records.outcomes.get(t) is None]
     changed_o = [
         t
@@ -243,13 +249,18 @@ def _check(name: str, seen: Seen, store: str, logs: list[Path], args: argparse.N
     return failures
 
 
-def _replica_configs(work: Path, base: Path, store: str, n: int) -> list[Path]:
+def replica_configs(
+    work: Path, base: Path, store: str, n: int, timeout_s: float | None = None
+) -> list[Path]:
+    """`n` configs of `base` on one store (`[store] timeout` `timeout_s`, or the default), each with its
+    own decision log."""
     doc = tomllib.loads(base.read_text(encoding="utf-8"))
+    located: str | dict[str, Any] = store if timeout_s is None else {"location": store, "timeout": timeout_s}
     out = []
     for r in range(n):
         path = work / f"replica{r}.toml"
         path.write_text(
-            tomli_w.dumps({**doc, "store": store, "decision_log": str(work / f"replica{r}.jsonl")})
+            tomli_w.dumps({**doc, "store": located, "decision_log": str(work / f"replica{r}.jsonl")})
         )
         out.append(path)
     return out
@@ -265,7 +276,7 @@ def _run_backend(
     args: argparse.Namespace,
 ) -> tuple[list[str], list[float]]:
     work.mkdir()
-    configs = _replica_configs(work, base, store, n_replicas)
+    configs = replica_configs(work, base, store, n_replicas)
     replicas = [Serve(cfg, free_port(), work / f"replica{r}.log") for r, cfg in enumerate(configs)]
     faults = Faults()
     print(f"{name}: {n_replicas} replica(s) serving; load starts", flush=True)
@@ -276,7 +287,7 @@ def _run_backend(
         for r in replicas:
             r.stop()
     print(f"  load {time.monotonic() - started:.1f} s; failed requests by cause: {dict(faults.failed) or 0}")
-    failures = _check(name, seen, store, [work / f"replica{r}.jsonl" for r in range(n_replicas)], args)
+    failures = check_records(name, seen, store, [work / f"replica{r}.jsonl" for r in range(n_replicas)], args)
     other = sum(n for cause, n in faults.failed.items() if cause.startswith("other"))
     if other:
         failures.append(f"{name}: {other} requests failed while nothing was down")
@@ -294,6 +305,37 @@ def _latency(name: str, proxied: list[float], direct: list[float], goal_ms: floa
     )
 
 
+@contextmanager
+def stub_upstream() -> Iterator[str]:
+    """bench_serve's stub (every pool model, a fixed answer) in its own process, up; its base URL."""
+    port = free_port()
+    stub = multiprocessing.get_context("spawn").Process(target=_stub, args=(port,), daemon=True)
+    stub.start()
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "the stub did not come up"
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        stub.terminate()
+        stub.join(timeout=30)
+
+
+def base_config(work: Path, checkpoint: Path | None, upstream: str) -> Path:
+    """The replicas' common config (every pool model on `upstream`); without a checkpoint, `fit irt
+    --split train`'s."""
+    if checkpoint is None:
+        router_train("fit", "irt", "--split", "train", "--output-dir", str(work / "D"))
+        checkpoint = work / "D" / "checkpoint.json"
+    pool = [m.id for m in bundled_table().pool.models]
+    return write_config(work / "base.toml", checkpoint.resolve(), upstream, pool, work, None)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -303,43 +345,22 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=100)
     parser.add_argument("--checkpoint", type=Path, default=None, help="default: fit irt --split train")
     args = parser.parse_args()
-    pool = [m.id for m in bundled_table().pool.models]
-    port = free_port()
-    stub = multiprocessing.get_context("spawn").Process(target=_stub, args=(port,), daemon=True)
-    stub.start()
-    upstream = f"http://127.0.0.1:{port}/v1"
     failures: list[str] = []
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            work = Path(tmp)
-            ckpt = args.checkpoint
-            if ckpt is None:
-                router_train("fit", "irt", "--split", "train", "--output-dir", str(work / "D"))
-                ckpt = work / "D" / "checkpoint.json"
-            base = write_config(work / "base.toml", ckpt.resolve(), upstream, pool, work, None)
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
-                    break
-                except httpx.TransportError:
-                    assert time.monotonic() < deadline, "the stub did not come up"
-                    time.sleep(0.1)
-            n = args.conversations * args.turns
-            direct = asyncio.run(_direct(upstream, n, args.concurrency, args.turns))
-            with cluster() as db:
-                f, pg_ms = _run_backend("PostgreSQL", db.url, 3, work / "pg", base, db, args)
-                failures += f
-            f, sqlite_ms = _run_backend(
-                "SQLite", str(work / "sqlite" / "store.sqlite"), 1, work / "sqlite", base, None, args
-            )
+    with stub_upstream() as upstream, tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        base = base_config(work, args.checkpoint, upstream)
+        n = args.conversations * args.turns
+        direct = asyncio.run(_direct(upstream, n, args.concurrency, args.turns))
+        with cluster() as db:
+            f, pg_ms = _run_backend("PostgreSQL", db.url, 3, work / "pg", base, db, args)
             failures += f
-            print(f"direct to the stub: {n} requests at {args.concurrency} concurrent")
-            print(_latency("PostgreSQL, 3 replicas", pg_ms, direct, 10))
-            print(_latency("SQLite, 1 replica", sqlite_ms, direct, 3))
-    finally:
-        stub.terminate()
-        stub.join(timeout=30)
+        f, sqlite_ms = _run_backend(
+            "SQLite", str(work / "sqlite" / "store.sqlite"), 1, work / "sqlite", base, None, args
+        )
+        failures += f
+        print(f"direct to the stub: {n} requests at {args.concurrency} concurrent")
+        print(_latency("PostgreSQL, 3 replicas", pg_ms, direct, 10))
+        print(_latency("SQLite, 1 replica", sqlite_ms, direct, 3))
     if failures:
         print("FAILED:\n  " + "\n  ".join(failures[:20]))
         sys.exit(1)

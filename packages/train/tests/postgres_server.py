@@ -128,8 +128,11 @@ class PostgresServer:
 
     def signal(self, signum: int) -> None:
         """Send `signum` to every process of the cluster: SIGSTOP hangs the database with its connections
-        open (as a partition or a failover does), SIGCONT lets it go on."""
-        for pid in self.processes():
+        open (as a partition or a failover does), SIGCONT lets it go on. The postmaster first, and its
+        children listed after: a backend it forks meanwhile (a client connecting) is not left running."""
+        postmaster = self.processes()[0]
+        os.kill(postmaster, signum)
+        for pid in self.processes()[1:]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signum)
 

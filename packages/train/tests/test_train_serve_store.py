@@ -385,6 +385,31 @@ def test_a_hung_postgres_is_given_up_within_the_timeout_and_recovers(postgres: P
         store.close()
 
 
+@pytest.mark.system  # a real PostgreSQL, another replica's transaction holding a row
+def test_usage_batches_of_replicas_sharing_tasks_do_not_deadlock(postgres: PostgresServer) -> None:  # noqa: F811
+    # Another replica flushes a batch of tasks a and b (in key order): its transaction holds a's row. This
+    # store's batch was counted b first; written in that order it would hold b and wait for a, and the
+    # other's update of b would close the cycle: PostgreSQL aborts one of them ("deadlock detected"),
+    # and this store took that for a lost connection (503s until it reconnected).
+    url = fresh_database(postgres, "usage_order")
+    store = open_store(StoreConfig.model_validate({"location": url, "timeout": 10.0}))
+    try:
+        store.add_usages([usage("a", 1, None), usage("b", 1, None)])
+        with psycopg.connect(url) as other:
+            other.execute("UPDATE usage SET requests = requests + 1 WHERE task = 'a'")
+            batch = [usage("b", 1, None), usage("a", 1, None)]
+            flush = threading.Thread(target=store.add_usages, args=(batch,))
+            flush.start()
+            time.sleep(1.5)  # the flush is now waiting on a's row (and, in first-seen order, holds b's)
+            other.execute("UPDATE usage SET requests = requests + 1 WHERE task = 'b'")
+            other.commit()
+        flush.join(timeout=15)
+        assert store.available, "the flush failed"
+        assert (store.usage("a").requests, store.usage("b").requests) == (3, 3)
+    finally:
+        store.close()
+
+
 # --- the store-URL type ------------------------------------------------------------------------------
 
 

@@ -193,7 +193,9 @@ class SqlStore:
         if not batch:
             return
         add = self.dialect.sql(_ADD_USAGE)
-        rows = [(task, *sums) for task, sums in summed(batch).items()]
+        # In task order: replicas flushing batches that share tasks then lock their rows in one order,
+        # where first-seen order deadlocked them (PostgreSQL aborts one; seen after a hang, when all flush).
+        rows = [(task, *sums) for task, sums in sorted(summed(batch).items())]
         if len(rows) == 1:  # one statement is its own transaction
             conn.execute(add, rows[0])
         else:
