@@ -47,6 +47,7 @@ from router_train.offpolicy.from_log import (
     logged_tasks,
     task_texts,
 )
+from router_train.offpolicy.refit_point import TrafficSettings
 from router_train.offpolicy.shift import shifts
 from router_train.offpolicy.summary import model_summaries, sorted_outcomes, summary_table
 from router_train.route.task import bundled_tasks, read_task_file
@@ -177,6 +178,8 @@ def _refit(options: Options, kind: Fit, data: LoggedTasks, texts: list[TaskInput
             resolved=logged.resolved,
             cost=logged.cost,
             log=options.log.shown(),
+            propensity=logged.propensity,
+            settings=TrafficSettings(options.bootstrap, options.seed, options.min_tried),
         )
     )
     moved = shifts(refitted.evidence)

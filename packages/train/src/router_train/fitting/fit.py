@@ -19,6 +19,7 @@ from router_oracle.task_input import TaskInput
 from router_train.route.kinds.kind import RouterKind
 from router_train.scoring.dial import RouterScores
 from router_train.scoring.fitter import Fitter
+from router_train.offpolicy.refit_point import TrafficSettings
 from router_train.scoring.safe_point import CLASSIFIER_MARGINS, Margins
 
 KindOptions = Mapping[str, object]
@@ -131,6 +132,11 @@ class RefitRequest:
     """(tasks,) USD; NaN where unpriced."""
     log: str
     """The decision log or store the outcomes came from (messages, the report)."""
+    propensity: np.ndarray
+    """(tasks,) the probability the serving policy gave the model that served each, in (0, 1]: the
+    refit's default point is chosen on off-policy estimates (`offpolicy.refit_point`)."""
+    settings: TrafficSettings
+    """How those estimates are drawn (bootstrap resamples, seed, fewest outcomes of a picked model)."""
 
 
 class ModelEvidence(FrozenModel):
