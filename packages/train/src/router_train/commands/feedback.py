@@ -14,6 +14,7 @@ Exit codes: 0 done, 2 bad input (one line on stderr, nothing written), 130 inter
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 import os
 import sys
 from collections import Counter
@@ -47,7 +48,7 @@ from router_train.offpolicy.from_log import (
     logged_tasks,
     task_texts,
 )
-from router_train.offpolicy.refit_point import TrafficSettings
+from router_train.offpolicy.refit_point import TrafficSettings, point_on_traffic
 from router_train.offpolicy.shift import shifts
 from router_train.offpolicy.summary import model_summaries, sorted_outcomes, summary_table
 from router_train.route.task import bundled_tasks, read_task_file
@@ -178,8 +179,6 @@ def _refit(options: Options, kind: Fit, data: LoggedTasks, texts: list[TaskInput
             resolved=logged.resolved,
             cost=logged.cost,
             log=options.log.shown(),
-            propensity=logged.propensity,
-            settings=TrafficSettings(options.bootstrap, options.seed, options.min_tried),
         )
     )
     moved = shifts(refitted.evidence)
@@ -189,7 +188,21 @@ def _refit(options: Options, kind: Fit, data: LoggedTasks, texts: list[TaskInput
             f"{options.log}: {moved[0].line()}{more}: an outcome source may be poisoned (see `outcome "
             "sources`); nothing refitted; --accept-shift refits anyway"
         )
-    return refitted
+    return _at_traffic_point(options, kind, data, refitted)
+
+
+def _at_traffic_point(options: Options, kind: Fit, data: LoggedTasks, refitted: Refitted) -> Refitted:
+    """The refit at the default point its native route earns on the logged traffic (`offpolicy.
+    refit_point`), never the prior's; its reason is the table's last line."""
+    prior = getattr(refitted.checkpoint, "safe_point", None)
+    settings = TrafficSettings(options.bootstrap, options.seed, options.min_tried)
+    point = point_on_traffic(
+        data.logged, refitted.native, refitted.cheapest, kind.margins, settings, options.log.shown(), prior
+    )
+    assert point.traffic is not None
+    line = f"default point (chosen on the logged traffic; route --no-safe-point: native): {point.traffic.reason}\n"
+    checkpoint = refitted.checkpoint.model_copy(update={"safe_point": point})
+    return replace(refitted, checkpoint=checkpoint, table=refitted.table + line)
 
 
 def _summary(records: ServeRecords, long_table: Path | None) -> list[str]:

@@ -19,7 +19,6 @@ from router_oracle.task_input import TaskInput
 from router_train.route.kinds.kind import RouterKind
 from router_train.scoring.dial import RouterScores
 from router_train.scoring.fitter import Fitter
-from router_train.offpolicy.refit_point import TrafficSettings
 from router_train.scoring.safe_point import CLASSIFIER_MARGINS, Margins
 
 KindOptions = Mapping[str, object]
@@ -132,11 +131,6 @@ class RefitRequest:
     """(tasks,) USD; NaN where unpriced."""
     log: str
     """The decision log or store the outcomes came from (messages, the report)."""
-    propensity: np.ndarray
-    """(tasks,) the probability the serving policy gave the model that served each, in (0, 1]: the
-    refit's default point is chosen on off-policy estimates (`offpolicy.refit_point`)."""
-    settings: TrafficSettings
-    """How those estimates are drawn (bootstrap resamples, seed, fewest outcomes of a picked model)."""
 
 
 class ModelEvidence(FrozenModel):
@@ -165,6 +159,11 @@ class Refitted:
     """The same as text lines for the terminal."""
     evidence: Sequence[ModelEvidence]
     """Per pool model, the traffic against the prior."""
+    native: Sequence[str]
+    """The refitted router's native route of each logged task (what `feedback` estimates on the traffic
+    to choose the refit's default point, `offpolicy.refit_point`; never the prior's point)."""
+    cheapest: str
+    """The pool's cheapest model by the refit's costs (that choice's fallback)."""
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,6 @@ from router_train.irt.fitter import IRT_ROUTER_NAME, IrtFitter
 from router_train.irt.refit import RefitReport, refit_checkpoint
 from router_train.irt.router import IrtConfig, check_covered
 from router_train.irt.shared_fit import fit_partition
-from router_train.offpolicy.estimators import Logged
-from router_train.offpolicy.refit_point import traffic_point
 from router_train.route.kinds.irt import KIND, KIND_NAME, deployed
 from router_train.route.spec import RouteError
 from router_train.scoring.fitter import Fitter
@@ -78,8 +76,6 @@ def refit(request: RefitRequest) -> Refitted:
         )
     served = np.asarray([col[m] for m in request.served], dtype=np.int64)
     refitted, models = refit_checkpoint(ckpt, request.tasks, served, request.resolved, request.cost)
-    refitted = _with_traffic_point(refitted, ckpt, request, served)
-    assert refitted.safe_point is not None and refitted.safe_point.traffic is not None
     report = RefitReport(
         prior=str(path), prior_sha256=sha256_file(path), log=request.log, tasks=len(served), models=models
     )
@@ -94,34 +90,19 @@ def refit(request: RefitRequest) -> Refitted:
             f"{m.model:<28} {m.outcomes:>8} {obs:>8} {m.public_predicted:>8.3f} {m.refit_predicted:>8.3f} "
             f"{m.shift:>+7.3f} {m.public_cost:>6.4f}->{m.refit_cost:.4f}"
         )
-    lines.append(
-        f"default point (chosen on the logged traffic; route --no-safe-point: native): "
-        f"{refitted.safe_point.traffic.reason}"
-    )
     evidence = [
         ModelEvidence(model=m.model, outcomes=m.outcomes, resolved=m.resolved, prior=m.prior_served)
         for m in models
     ]
-    return Refitted(refitted, report, "\n".join(lines) + "\n", evidence)
+    cheapest = route_order(refitted.fit, refitted.pool)[0]
+    native = _native(refitted, request)
+    return Refitted(refitted, report, "\n".join(lines) + "\n", evidence, native, cheapest)
 
 
-def _with_traffic_point(
-    refitted: IrtCheckpoint, prior: IrtCheckpoint, request: RefitRequest, served: np.ndarray
-) -> IrtCheckpoint:
-    """`refitted` at the default point its native route earns on the logged traffic against always the
-    refit's cheapest model (`offpolicy.refit_point`), never the prior's point."""
-    ids = refitted.pool.ids
-    col = {m: j for j, m in enumerate(ids)}
-    native = deployed(refitted.model_copy(update={"safe_point": None}), "refit")
-    picks = np.asarray(
-        [col[d.model or ""] for d in native.route_many(list(request.tasks), explain=False)], dtype=np.int64
-    )
-    logged = Logged(list(ids), served, np.asarray(request.propensity, dtype=float), request.resolved, request.cost)
-    cheapest = col[route_order(refitted.fit, refitted.pool)[0]]
-    point = traffic_point(
-        logged, picks, cheapest, IRT_MARGINS, request.settings, request.log, prior.safe_point
-    )
-    return refitted.model_copy(update={"safe_point": point})
+def _native(refitted: IrtCheckpoint, request: RefitRequest) -> list[str]:
+    """The refitted router's native route of each logged task (its point unset: no default, no dial)."""
+    router = deployed(refitted.model_copy(update={"safe_point": None}), "refit")
+    return [d.model or "" for d in router.route_many(list(request.tasks), explain=False)]
 
 
 FIT = Fit(

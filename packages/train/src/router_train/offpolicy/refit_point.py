@@ -10,6 +10,7 @@ difference above zero; else the fallback. Where a policy picks a model the log h
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +20,7 @@ from router_train.offpolicy.estimators import (
     Interval,
     Logged,
     always,
+    columns,
     estimate_policy,
     under_explored,
 )
@@ -120,3 +122,22 @@ def traffic_point(
     traffic = TrafficPoint(router=router, fallback_resolved=floor, difference=diff, reason=reason, **common)
     chosen = {"choice": "router", **rule} if kept else fallback_point
     return SafePoint.model_validate({**chosen, "traffic": traffic})
+
+
+def point_on_traffic(
+    logged: Logged,
+    native: Sequence[str],
+    cheapest: str,
+    margins: Margins,
+    settings: TrafficSettings,
+    log: str,
+    prior: SafePoint | None,
+) -> SafePoint:
+    """`traffic_point` for a refit's `native` route (model ids, one per logged task) against always
+    `cheapest`: the log's pool widened by the models only the refit picks (no outcome of them: no
+    estimate)."""
+    pool = sorted({*logged.models, *native, cheapest})
+    served = columns(pool, [logged.models[j] for j in logged.served], log)
+    wide = Logged(pool, served, logged.propensity, logged.resolved, logged.cost)
+    picks = columns(pool, list(native), log)
+    return traffic_point(wide, picks, pool.index(cheapest), margins, settings, log, prior)
