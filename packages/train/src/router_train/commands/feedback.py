@@ -14,10 +14,10 @@ Exit codes: 0 done, 2 bad input (one line on stderr, nothing written), 130 inter
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 import os
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -200,9 +200,9 @@ def _at_traffic_point(options: Options, kind: Fit, data: LoggedTasks, refitted: 
         data.logged, refitted.native, refitted.cheapest, kind.margins, settings, options.log.shown(), prior
     )
     assert point.traffic is not None
-    line = f"default point (chosen on the logged traffic; route --no-safe-point: native): {point.traffic.reason}\n"
+    line = "default point (chosen on the logged traffic; route --no-safe-point: native): "
     checkpoint = refitted.checkpoint.model_copy(update={"safe_point": point})
-    return replace(refitted, checkpoint=checkpoint, table=refitted.table + line)
+    return replace(refitted, checkpoint=checkpoint, table=f"{refitted.table}{line}{point.traffic.reason}\n")
 
 
 def _summary(records: ServeRecords, long_table: Path | None) -> list[str]:

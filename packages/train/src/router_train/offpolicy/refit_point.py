@@ -100,13 +100,14 @@ def traffic_point(
     if warning is not None or n == 0:
         why = warning or "no logged outcomes"
         reason = f"always {name}: no estimate of the refitted router on the {n} logged outcomes: {why}"
-        traffic = TrafficPoint(
-            router=None, fallback_resolved=None, difference=None, reason=reason, **common
+        traffic = TrafficPoint.model_validate(
+            {**common, "router": None, "fallback_resolved": None, "difference": None, "reason": reason}
         )
         return SafePoint.model_validate({**fallback_point, "traffic": traffic})
     router = _dr(router_picks, "router", logged, settings)
     floor = _dr(base, f"always:{name}", logged, settings)
-    diff = TrafficEstimate.model_validate(paired_difference(router_picks, base, logged, settings).model_dump())
+    paired = paired_difference(router_picks, base, logged, settings)
+    diff = TrafficEstimate.model_validate(paired.model_dump())
     kept = diff.value > margins.default and diff.low > 0
     numbers = (
         f"on {n} logged outcomes (DR, 95% bootstrap) the refitted router resolves {_rate(router)}, always "
@@ -119,7 +120,9 @@ def traffic_point(
             f"always {name}: {numbers}, not above the margin of {100 * margins.default:.1f} points with "
             "its interval above zero"
         )
-    traffic = TrafficPoint(router=router, fallback_resolved=floor, difference=diff, reason=reason, **common)
+    traffic = TrafficPoint.model_validate(
+        {**common, "router": router, "fallback_resolved": floor, "difference": diff, "reason": reason}
+    )
     chosen = {"choice": "router", **rule} if kept else fallback_point
     return SafePoint.model_validate({**chosen, "traffic": traffic})
 

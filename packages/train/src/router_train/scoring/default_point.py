@@ -94,7 +94,8 @@ class SafePoint(FrozenModel):
     traffic: TrafficPoint | None = None
     """Set by `feedback --refit`: the default point was chosen on the logged traffic, not on train tasks
     (`choice` and these estimates); the dial points in `candidates` and `dial_margin` are the prior's
-    (the traffic estimates no dial point: a budget or dial is checked as on the prior). None: chosen on the train tasks (and left out of the file, so such checkpoints keep their bytes)."""
+    (the traffic estimates no dial point: a budget or dial is checked as on the prior). None: chosen on
+    the train tasks (and left out of the file, so such checkpoints keep their bytes)."""
 
     @model_serializer(mode="wrap")
     def _without_no_traffic(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
