@@ -263,15 +263,18 @@ def test_refit_rederives_the_default_point_from_the_traffic(
     picks = [d.model for d in router.route_many(list(load_table(tables["oh"]).tasks)[:40], explain=False)]
     assert set(picks) != {"kimi-k2.5-high"}
 
-    # the cheapest model resolves everything: the router cannot beat it, the fallback with its numbers
-    loses = tmp_path / "loses.jsonl"
-    _write_log(loses, tables["oh"], win="kimi-k2.5-high")
-    point, _ = _refit_point(loses, prior, tables["oh"], tmp_path / "loses", capsys)
+    # the table's own outcomes: the router resolves more than the cheapest model, but not surely so on
+    # this log (its interval reaches below zero): the fallback, with its numbers
+    plain = tmp_path / "plain.jsonl"
+    _write_log(plain, tables["oh"])
+    point, _ = _refit_point(plain, prior, tables["oh"], tmp_path / "plain", capsys)
     t = point.traffic
     assert point.choice == "cheapest" and point.model == "kimi-k2.5-high" and t is not None
-    assert t.difference is not None and not (t.difference.value > t.margin and t.difference.low > 0)
+    assert t.router is not None and t.fallback_resolved is not None and t.difference is not None
+    assert t.router.value != t.fallback_resolved.value and t.difference.low <= 0
     assert t.reason.startswith("always kimi-k2.5-high: on 499 logged outcomes (DR, 95% bootstrap)")
-    assert f"{100 * t.difference.value:+.1f} points" in t.reason and "not above the margin of 1.0" in t.reason
+    assert f"{t.router.value:.3f} [{t.router.low:.3f}, {t.router.high:.3f}]" in t.reason
+    assert f"{100 * t.difference.value:+.1f} points [{100 * t.difference.low:+.1f}," in t.reason
 
     # 20 logged tasks: too few outcomes of the models to estimate; the fallback, saying there is none
     few = tmp_path / "few.jsonl"

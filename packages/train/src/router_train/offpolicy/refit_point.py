@@ -115,11 +115,13 @@ def traffic_point(
     )
     if kept:
         reason = f"native route: {numbers}, above the margin of {100 * margins.default:.1f} points"
-    else:
+    elif diff.value > margins.default:
         reason = (
-            f"always {name}: {numbers}, not above the margin of {100 * margins.default:.1f} points with "
-            "its interval above zero"
+            f"always {name}: {numbers}, above the margin of {100 * margins.default:.1f} points but its "
+            "interval not above zero"
         )
+    else:
+        reason = f"always {name}: {numbers}, not above the margin of {100 * margins.default:.1f} points"
     traffic = TrafficPoint.model_validate(
         {**common, "router": router, "fallback_resolved": floor, "difference": diff, "reason": reason}
     )
