@@ -19,9 +19,11 @@ from router_train.checkpoint_io import dumps_checkpoint
 from router_train.cli import main
 from router_train.irt.checkpoint import read_irt
 from router_train.offpolicy.estimators import Logged, always, estimate_policy
+from router_train.offpolicy.refit_point import TrafficSettings, paired_difference, traffic_point
 from router_train.offpolicy.replay import replay_seed, setup
 from router_train.route import CheckpointSpec, load_router
 from router_train.scoring.default_point import SafePoint
+from router_train.scoring.safe_point import Margins
 from router_train.serve.explore import propensity, serve_choice
 from router_train.serve.records import DecisionRecord, OutcomeRecord, record_line
 
@@ -126,6 +128,32 @@ def test_a_model_explored_too_little_gets_a_warning_not_a_number() -> None:
     assert e.resolved is None and e.cost is None
     assert e.warning is not None and "3 outcome(s) of it (< 10)" in e.warning
     assert estimate_policy("always:a", always(0, 33), logged).resolved is not None
+
+
+def test_the_traffic_point_needs_the_margin_and_an_interval_above_zero() -> None:
+    # Synthetic log, 3 models, serving = the router's picks explored at 0.3: model 2 resolves 80% of its
+    # tasks, model 0 (the fallback) 20%, so the router's picks (mostly 2) clearly beat always-0.
+    rng = np.random.default_rng(0)
+    n = 600
+    router = np.where(rng.uniform(size=n) < 0.8, 2, 1)
+    p = np.tile([0.2, 0.5, 0.8], (n, 1))
+    logged = _log(p, router, 0.3, rng)
+    settings = TrafficSettings(bootstrap=300, seed=0, min_tried=10)
+    diff = paired_difference(router, always(0, n), logged, settings)
+    one = {name: estimate_policy(name, picks, logged, bootstrap=10).resolved for name, picks in
+           (("router", router), ("always", always(0, n)))}  # fmt: skip
+    assert one["router"] is not None and one["always"] is not None
+    assert diff.value == pytest.approx(one["router"].dr.value - one["always"].dr.value)
+    assert diff.low > 0.3
+    kept = traffic_point(logged, router, 0, Margins(default=0.01), settings, "LOG", None)
+    assert kept.choice == "router" and kept.traffic is not None and kept.traffic.difference is not None
+    # the same estimate under a margin above it: the fallback, saying the margin is what it missed
+    high = traffic_point(logged, router, 0, Margins(default=diff.value + 0.01), settings, "LOG", None)
+    assert high.choice == "cheapest" and high.model == "m0" and high.traffic is not None
+    assert high.traffic.reason.endswith(f"not above the margin of {100 * (diff.value + 0.01):.1f} points")
+    # the same data, byte for byte the same point
+    again = traffic_point(logged, router, 0, Margins(default=0.01), settings, "LOG", None)
+    assert again.model_dump_json() == kept.model_dump_json()
 
 
 # --- feedback LOG: estimates, --candidate, --refit -----------------------------------------------------

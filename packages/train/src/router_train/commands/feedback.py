@@ -3,9 +3,10 @@ read from its decision log or its store; off-policy estimates of the serving pol
 picks, every always-X and `--candidate` checkpoints (IPS, SNIPS, DR with bootstrap intervals and the
 effective sample size; `router_train.offpolicy`); `--long-table OUT.jsonl` exports the outcomes as the
 long table `router-oracle build --long-table` reads; `--refit CKPT -o DIR` refits a checkpoint to the
-traffic through its kind's `refit` hook (the IRT kind: per-model ability and cost, `irt.refit`) and saves it
-for `route` and `serve`, unless a model's logged resolve rate departs from the checkpoint's prior beyond
-chance (`offpolicy.shift`; `--accept-shift` to refit anyway).
+traffic through its kind's `refit` hook (the IRT kind: per-model ability and cost, `irt.refit`), at the
+default point its native route earns on the logged traffic (`offpolicy.refit_point`, never the prior's),
+and saves it for `route` and `serve`, unless a model's logged resolve rate departs from the checkpoint's
+prior beyond chance (`offpolicy.shift`; `--accept-shift` to refit anyway).
 
 Every input and output path is checked, and everything computed, before anything is written.
 Exit codes: 0 done, 2 bad input (one line on stderr, nothing written), 130 interrupted.
