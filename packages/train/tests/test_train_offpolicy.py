@@ -15,11 +15,15 @@ import pytest
 
 from router_oracle.cli import main as oracle_main
 from router_oracle.table_check import load_table
+from router_train.checkpoint_io import dumps_checkpoint
 from router_train.cli import main
 from router_train.irt.checkpoint import read_irt
 from router_train.offpolicy.estimators import Logged, always, estimate_policy
+from router_train.offpolicy.refit_point import TrafficSettings, paired_difference, traffic_point
 from router_train.offpolicy.replay import replay_seed, setup
 from router_train.route import CheckpointSpec, load_router
+from router_train.scoring.default_point import SafePoint
+from router_train.scoring.safe_point import Margins
 from router_train.serve.explore import propensity, serve_choice
 from router_train.serve.records import DecisionRecord, OutcomeRecord, record_line
 
@@ -126,6 +130,32 @@ def test_a_model_explored_too_little_gets_a_warning_not_a_number() -> None:
     assert estimate_policy("always:a", always(0, 33), logged).resolved is not None
 
 
+def test_the_traffic_point_needs_the_margin_and_an_interval_above_zero() -> None:
+    # Synthetic log, 3 models, serving = the router's picks explored at 0.3: model 2 resolves 80% of its
+    # tasks, model 0 (the fallback) 20%, so the router's picks (mostly 2) clearly beat always-0.
+    rng = np.random.default_rng(0)
+    n = 600
+    router = np.where(rng.uniform(size=n) < 0.8, 2, 1)
+    p = np.tile([0.2, 0.5, 0.8], (n, 1))
+    logged = _log(p, router, 0.3, rng)
+    settings = TrafficSettings(bootstrap=300, seed=0, min_tried=10)
+    diff = paired_difference(router, always(0, n), logged, settings)
+    one = {name: estimate_policy(name, picks, logged, bootstrap=10).resolved for name, picks in
+           (("router", router), ("always", always(0, n)))}  # fmt: skip
+    assert one["router"] is not None and one["always"] is not None
+    assert diff.value == pytest.approx(one["router"].dr.value - one["always"].dr.value)
+    assert diff.low > 0.3
+    kept = traffic_point(logged, router, 0, Margins(default=0.01), settings, "LOG", None)
+    assert kept.choice == "router" and kept.traffic is not None and kept.traffic.difference is not None
+    # the same estimate under a margin above it: the fallback, saying the margin is what it missed
+    high = traffic_point(logged, router, 0, Margins(default=diff.value + 0.01), settings, "LOG", None)
+    assert high.choice == "cheapest" and high.model == "m0" and high.traffic is not None
+    assert high.traffic.reason.endswith(f"not above the margin of {100 * (diff.value + 0.01):.1f} points")
+    # the same data, byte for byte the same point
+    again = traffic_point(logged, router, 0, Margins(default=0.01), settings, "LOG", None)
+    assert again.model_dump_json() == kept.model_dump_json()
+
+
 # --- feedback LOG: estimates, --candidate, --refit -----------------------------------------------------
 
 
@@ -216,6 +246,80 @@ def test_refit_learns_a_teams_own_tasks_from_the_log_alone(
     argv[1] = str(hashed)
     assert main([*argv, "-o", str(tmp_path / "h")]) == 2
     _one_error_line(capsys, "no text of the logged task 'team-0'", "give --tasks")
+
+
+def _cheapest_prior(tables: dict[str, Path], tmp_path: Path) -> Path:
+    """The prior deployed as "always the cheapest" (kimi-k2.5-high, the pool's cheapest)."""
+    prior = read_irt(tables["prior"])
+    assert prior.safe_point is not None
+    safe = prior.safe_point.model_copy(update={"choice": "cheapest", "model": "kimi-k2.5-high"})
+    path = tmp_path / "cheapest.json"
+    path.write_text(dumps_checkpoint(prior.model_copy(update={"safe_point": safe})), encoding="utf-8")
+    return path
+
+
+def _refit_point(
+    log: Path, prior: Path, tasks: Path, out: Path, capsys: pytest.CaptureFixture[str]
+) -> tuple[SafePoint, str]:
+    """`feedback --refit` of `prior` on `log`: the refitted checkpoint's default point and the output."""
+    argv = ["feedback", str(log), "--tasks", str(tasks), "--refit", str(prior), "--accept-shift"]
+    assert main([*argv, "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    point = read_irt(out / "checkpoint.json").safe_point
+    assert point is not None and point.traffic is not None
+    return point, text
+
+
+def test_refit_rederives_the_default_point_from_the_traffic(
+    tables: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # issue 53: a prior deployed as "always the cheapest" stays so after any number of outcomes (the refit
+    # copied its safe point); the refit's point is chosen on the logged traffic instead.
+    prior = _cheapest_prior(tables, tmp_path)
+    wins = tmp_path / "wins.jsonl"  # gpt-5.2-high resolves every task, the others none
+    _write_log(wins, tables["oh"], win="gpt-5.2-high")
+    point, text = _refit_point(wins, prior, tables["oh"], tmp_path / "wins", capsys)
+    assert point.choice == "router" and point.model is None
+    t = point.traffic
+    assert t is not None and t.fallback == "kimi-k2.5-high" and t.tasks == 499
+    assert t.difference is not None and t.difference.low > 0 and t.difference.value > t.margin == 0.01
+    assert t.router is not None and t.fallback_resolved is not None
+    assert t.router.value > 0.5 > t.fallback_resolved.value
+    assert "default point (chosen on the logged traffic" in text and t.reason in text
+    # the checkpoint routes at it: the router's own picks, not always kimi
+    router = load_router(CheckpointSpec(checkpoint=tmp_path / "wins" / "checkpoint.json"))
+    picks = [d.model for d in router.route_many(list(load_table(tables["oh"]).tasks)[:40], explain=False)]
+    assert set(picks) != {"kimi-k2.5-high"}
+
+    # the table's own outcomes: the router resolves more than the cheapest model, but not surely so on
+    # this log (its interval reaches below zero): the fallback, with its numbers
+    plain = tmp_path / "plain.jsonl"
+    _write_log(plain, tables["oh"])
+    point, _ = _refit_point(plain, prior, tables["oh"], tmp_path / "plain", capsys)
+    t = point.traffic
+    assert point.choice == "cheapest" and point.model == "kimi-k2.5-high" and t is not None
+    assert t.router is not None and t.fallback_resolved is not None and t.difference is not None
+    assert t.router.value != t.fallback_resolved.value and t.difference.low <= 0
+    assert t.reason.startswith("always kimi-k2.5-high: on 499 logged outcomes (DR, 95% bootstrap)")
+    assert f"{t.router.value:.3f} [{t.router.low:.3f}, {t.router.high:.3f}]" in t.reason
+    assert f"{100 * t.difference.value:+.1f} points [{100 * t.difference.low:+.1f}," in t.reason
+
+    # 20 logged tasks: too few outcomes of the models to estimate; the fallback, saying there is none
+    few = tmp_path / "few.jsonl"
+    few.write_text("".join(wins.read_text().splitlines(keepends=True)[:40]), encoding="utf-8")
+    point, _ = _refit_point(few, prior, tables["oh"], tmp_path / "few", capsys)
+    t = point.traffic
+    assert point.choice == "cheapest" and point.model == "kimi-k2.5-high" and t is not None
+    assert t.difference is None and t.router is None and t.tasks == 20
+    assert "no estimate of the refitted router on the 20 logged outcomes" in t.reason
+    assert "explore more before trusting an estimate" in t.reason
+
+
+def test_checkpoints_not_refitted_keep_their_bytes(tables: dict[str, Path]) -> None:
+    # `SafePoint.traffic` is left out of files where it is None: a fitted checkpoint reads and writes back
+    # byte for byte as before the field existed.
+    text = tables["prior"].read_text(encoding="utf-8")
+    assert '"traffic"' not in text and dumps_checkpoint(read_irt(tables["prior"])) == text
 
 
 def _one_error_line(capsys: pytest.CaptureFixture[str], *words: str) -> None:

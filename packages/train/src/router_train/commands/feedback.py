@@ -3,9 +3,10 @@ read from its decision log or its store; off-policy estimates of the serving pol
 picks, every always-X and `--candidate` checkpoints (IPS, SNIPS, DR with bootstrap intervals and the
 effective sample size; `router_train.offpolicy`); `--long-table OUT.jsonl` exports the outcomes as the
 long table `router-oracle build --long-table` reads; `--refit CKPT -o DIR` refits a checkpoint to the
-traffic through its kind's `refit` hook (the IRT kind: per-model ability and cost, `irt.refit`) and saves it
-for `route` and `serve`, unless a model's logged resolve rate departs from the checkpoint's prior beyond
-chance (`offpolicy.shift`; `--accept-shift` to refit anyway).
+traffic through its kind's `refit` hook (the IRT kind: per-model ability and cost, `irt.refit`), at the
+default point its native route earns on the logged traffic (`offpolicy.refit_point`, never the prior's),
+and saves it for `route` and `serve`, unless a model's logged resolve rate departs from the checkpoint's
+prior beyond chance (`offpolicy.shift`; `--accept-shift` to refit anyway).
 
 Every input and output path is checked, and everything computed, before anything is written.
 Exit codes: 0 done, 2 bad input (one line on stderr, nothing written), 130 interrupted.
@@ -17,6 +18,7 @@ import argparse
 import os
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,7 @@ from router_train.offpolicy.from_log import (
     logged_tasks,
     task_texts,
 )
+from router_train.offpolicy.refit_point import TrafficSettings, point_on_traffic
 from router_train.offpolicy.shift import shifts
 from router_train.offpolicy.summary import model_summaries, sorted_outcomes, summary_table
 from router_train.route.task import bundled_tasks, read_task_file
@@ -186,7 +189,21 @@ def _refit(options: Options, kind: Fit, data: LoggedTasks, texts: list[TaskInput
             f"{options.log}: {moved[0].line()}{more}: an outcome source may be poisoned (see `outcome "
             "sources`); nothing refitted; --accept-shift refits anyway"
         )
-    return refitted
+    return _at_traffic_point(options, kind, data, refitted)
+
+
+def _at_traffic_point(options: Options, kind: Fit, data: LoggedTasks, refitted: Refitted) -> Refitted:
+    """The refit at the default point its native route earns on the logged traffic (`offpolicy.
+    refit_point`), never the prior's; its reason is the table's last line."""
+    prior = getattr(refitted.checkpoint, "safe_point", None)
+    settings = TrafficSettings(options.bootstrap, options.seed, options.min_tried)
+    point = point_on_traffic(
+        data.logged, refitted.native, refitted.cheapest, kind.margins, settings, options.log.shown(), prior
+    )
+    assert point.traffic is not None
+    line = "default point (chosen on the logged traffic; route --no-safe-point: native): "
+    checkpoint = refitted.checkpoint.model_copy(update={"safe_point": point})
+    return replace(refitted, checkpoint=checkpoint, table=f"{refitted.table}{line}{point.traffic.reason}\n")
 
 
 def _summary(records: ServeRecords, long_table: Path | None) -> list[str]:

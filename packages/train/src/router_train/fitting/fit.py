@@ -159,6 +159,11 @@ class Refitted:
     """The same as text lines for the terminal."""
     evidence: Sequence[ModelEvidence]
     """Per pool model, the traffic against the prior."""
+    native: Sequence[str]
+    """The refitted router's native route of each logged task (what `feedback` estimates on the traffic
+    to choose the refit's default point, `offpolicy.refit_point`; never the prior's point)."""
+    cheapest: str
+    """The pool's cheapest model by the refit's costs (that choice's fallback)."""
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,12 @@ from router_train.fitting.fit import (
     Refitted,
     kind_option,
 )
-from router_train.irt.checkpoint import read_irt
+from router_train.irt.checkpoint import IrtCheckpoint, read_irt, route_order
 from router_train.irt.fitter import IRT_ROUTER_NAME, IrtFitter
 from router_train.irt.refit import RefitReport, refit_checkpoint
 from router_train.irt.router import IrtConfig, check_covered
 from router_train.irt.shared_fit import fit_partition
-from router_train.route.kinds.irt import KIND, KIND_NAME
+from router_train.route.kinds.irt import KIND, KIND_NAME, deployed
 from router_train.route.spec import RouteError
 from router_train.scoring.fitter import Fitter
 from router_train.scoring.safe_point import IRT_MARGINS
@@ -94,7 +94,15 @@ def refit(request: RefitRequest) -> Refitted:
         ModelEvidence(model=m.model, outcomes=m.outcomes, resolved=m.resolved, prior=m.prior_served)
         for m in models
     ]
-    return Refitted(refitted, report, "\n".join(lines) + "\n", evidence)
+    cheapest = route_order(refitted.fit, refitted.pool)[0]
+    native = _native(refitted, request)
+    return Refitted(refitted, report, "\n".join(lines) + "\n", evidence, native, cheapest)
+
+
+def _native(refitted: IrtCheckpoint, request: RefitRequest) -> list[str]:
+    """The refitted router's native route of each logged task (its point unset: no default, no dial)."""
+    router = deployed(refitted.model_copy(update={"safe_point": None}), "refit")
+    return [d.model or "" for d in router.route_many(list(request.tasks), explain=False)]
 
 
 FIT = Fit(

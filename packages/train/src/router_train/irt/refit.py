@@ -157,7 +157,8 @@ def refit_checkpoint(
 ) -> tuple[IrtCheckpoint, list[ModelRefit]]:
     """The IRT checkpoint refitted to the logged `tasks` (each served by pool column `served`, with its
     outcome and cost, NaN unpriced). Its dial table is recomputed on those tasks with the refit's own
-    predictions (their counterfactual outcomes are unknown)."""
+    predictions (their counterfactual outcomes are unknown). Its `safe_point` is still the prior's here:
+    `feedback` replaces it with the point chosen on the traffic (`offpolicy.refit_point`)."""
     router = FittedIrtRouter.from_fit(ckpt.fit)
     pool = ckpt.pool
     runs = model_run_columns(ckpt.fit, [m.runs for m in pool.models])
