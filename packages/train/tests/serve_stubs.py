@@ -263,6 +263,15 @@ def always_checkpoint(path: Path, pool: list[str], model: str) -> Path:
     return path
 
 
+def ask(client: httpx.Client, url: str, issue: str, turn: int = 0) -> httpx.Response:
+    """A routed chat request for `issue`'s task at turn `turn` (its first message and `turn` more turns)."""
+    messages: list[dict[str, str]] = [{"role": "user", "content": issue}]
+    for i in range(turn):
+        messages += [{"role": "assistant", "content": f"step {i}"}, {"role": "user", "content": "go on"}]
+    body = {"model": "router", "messages": messages}
+    return client.post(f"{url}/v1/chat/completions", json=body, timeout=30)
+
+
 def bundled_issues() -> list[tuple[str, str, str]]:
     """(instance_id, repo, problem_statement) of every bundled SWE-bench Verified task, in file order."""
     return [(t.instance_id, t.repo or "", t.problem_statement) for t in bundled_tasks().values()]

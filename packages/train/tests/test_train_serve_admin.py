@@ -25,6 +25,7 @@ from serve_stubs import (
     ServerThread,
     StubUpstream,
     always_checkpoint,
+    ask,
     bundled_issues,
     free_port,
     native_router,
@@ -78,12 +79,6 @@ def admin_config(path: Path, checkpoint: Path, stubs: Any, **tables: Any) -> Pat
     return cfg
 
 
-def ask(client: httpx.Client, url: str, issue: str, turn: int = 0) -> httpx.Response:
-    messages: list[dict[str, str]] = [{"role": "user", "content": issue}]
-    for i in range(turn):
-        messages += [{"role": "assistant", "content": f"step {i}"}, {"role": "user", "content": "go on"}]
-    body = {"model": "router", "messages": messages}
-    return client.post(f"{url}/v1/chat/completions", json=body, timeout=30)
 
 
 def test_a_reload_to_a_router_that_routes_otherwise_takes_new_tasks_and_keeps_decided_ones(

@@ -23,6 +23,7 @@ from serve_stubs import (
     ServerThread,
     StubUpstream,
     always_checkpoint,
+    ask,
     bundled_issues,
     native_router,
     proxy_app,
@@ -70,12 +71,6 @@ def config(tmp_path: Path, pool: list[str], stubs: Any) -> Path:
     return cfg
 
 
-def ask(client: httpx.Client, url: str, issue: str, turn: int = 0) -> httpx.Response:
-    messages: list[dict[str, str]] = [{"role": "user", "content": issue}]
-    for i in range(turn):
-        messages += [{"role": "assistant", "content": f"step {i}"}, {"role": "user", "content": "go on"}]
-    body = {"model": "router", "messages": messages}
-    return client.post(f"{url}/v1/chat/completions", json=body, timeout=30)
 
 
 def timed(call: Callable[[], httpx.Response]) -> tuple[httpx.Response, float]:

@@ -30,6 +30,7 @@ from postgres_server import PostgresServer, fresh_database, postgres  # noqa: F4
 from serve_stubs import (
     ServerThread,
     StubUpstream,
+    ask,
     bundled_issues,
     free_port,
     native_router,
@@ -95,13 +96,6 @@ def team_config(path: Path, checkpoint: Path, stubs: Any, store: str) -> Path:
     return cfg
 
 
-def ask(client: httpx.Client, url: str, issue: str, turn: int = 0) -> httpx.Response:
-    messages: list[dict[str, str]] = [{"role": "user", "content": issue}]
-    for i in range(turn):
-        messages += [{"role": "assistant", "content": f"step {i}"}, {"role": "user", "content": "go on"}]
-    return client.post(
-        f"{url}/v1/chat/completions", json={"model": "router", "messages": messages}, timeout=30
-    )
 
 
 def decision(task: str, model: str, sha: str = "a" * 64) -> DecisionRecord:
