@@ -33,5 +33,6 @@ def test_dense_checkpoints_keep_the_printed_lines_and_draw_the_same_bytes() -> N
     assert [p.tasks for p in dense["learning floor"][0]] == [25, 50, 75, 100, 125, 150, 175, 200, 225, 230]
     assert at_checkpoints(dense, 230) == plain
     assert regret_lines("x", objective, at_checkpoints(dense, 230)) == regret_lines("x", objective, plain)
-    png = render_regret_png([("a -> b", dense), ("b -> a", dense)], "t")
-    assert png.startswith(b"\x89PNG") and png == render_regret_png([("a -> b", dense), ("b -> a", dense)], "t")
+    panels = [("a -> b", dense), ("b -> a", dense)]
+    png = render_regret_png(panels, "t")
+    assert png.startswith(b"\x89PNG") and png == render_regret_png(panels, "t")
