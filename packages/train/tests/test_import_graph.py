@@ -26,6 +26,7 @@ import router_train
 LAZY_IMPORTS = {
     ("router_train.evaluate.plot", "matplotlib"): "the PNG only; `--no-plot` and most tests never load it",
     ("router_train.offpolicy.replay_plot", "matplotlib"): "replay's PNG only, with `--plot`",
+    ("router_train.offpolicy.floor_replay_plot", "matplotlib"): "the floor bench's PNG only, `--plot`",
     ("router_train.scoring.baselines", "sklearn"): "the TF-IDF classifiers; most scoring fits none",
     ("router_train.evaluate.forked", "multiprocessing"): "only when fits run in parallel",
     ("router_frontier_rl.repo_access", "verifiers"): "the harness class, only for repo_access tasks",

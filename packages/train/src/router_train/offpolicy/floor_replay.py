@@ -106,10 +106,16 @@ def static_stream(
     return np.asarray([tr.models.index(floor_pick(mix, tr.keys[i])) for i in order], dtype=np.int64)
 
 
-def arm_points(tr: Traffic, order: np.ndarray, served: np.ndarray, objective: Objective) -> list[ArmPoint]:
-    """The arm's regret and spend after each of `CHECKPOINTS` tasks."""
+def arm_points(
+    tr: Traffic,
+    order: np.ndarray,
+    served: np.ndarray,
+    objective: Objective,
+    checkpoints: Sequence[int] = CHECKPOINTS,
+) -> list[ArmPoint]:
+    """The arm's regret and spend after each of `checkpoints` tasks (capped at the stream)."""
     out = []
-    for t in sorted({min(c, len(order)) for c in CHECKPOINTS}):
+    for t in sorted({min(c, len(order)) for c in checkpoints}):
         rows, cols = order[:t], served[:t]
         best, _ = hindsight(tr, rows, objective)
         r, c = float(tr.resolved[rows, cols].mean()), float(tr.cost[rows, cols].mean())
@@ -119,18 +125,29 @@ def arm_points(tr: Traffic, order: np.ndarray, served: np.ndarray, objective: Ob
 
 
 def replay_objective(
-    tr: Traffic, prior: Sequence[ModelPoint], objective: Objective, seeds: Sequence[int], **learner: float
+    tr: Traffic,
+    prior: Sequence[ModelPoint],
+    objective: Objective,
+    seeds: Sequence[int],
+    checkpoints: Sequence[int] = CHECKPOINTS,
+    **learner: float,
 ) -> dict[str, list[list[ArmPoint]]]:
-    """Arm name -> per stream seed its points (`arm_points`)."""
+    """Arm name -> per stream seed its points (`arm_points` at `checkpoints`)."""
     out: dict[str, list[list[ArmPoint]]] = {"static floor": [], "learning floor": []}
     for seed in seeds:
         order = np.random.default_rng(seed).permutation(len(tr.keys))
-        out["static floor"].append(
-            arm_points(tr, order, static_stream(tr, order, prior, objective), objective)
-        )
+        static = static_stream(tr, order, prior, objective)
+        out["static floor"].append(arm_points(tr, order, static, objective, checkpoints))
         served, _ = learning_stream(tr, order, prior, objective, **learner)
-        out["learning floor"].append(arm_points(tr, order, served, objective))
+        out["learning floor"].append(arm_points(tr, order, served, objective, checkpoints))
     return out
+
+
+def at_checkpoints(arms: dict[str, list[list[ArmPoint]]], n: int) -> dict[str, list[list[ArmPoint]]]:
+    """`arms`' points at `CHECKPOINTS` only (capped at a stream of `n` tasks): the printed lines of a
+    replay computed at more checkpoints for a plot."""
+    keep = {min(c, n) for c in CHECKPOINTS}
+    return {arm: [[p for p in s if p.tasks in keep] for s in per_seed] for arm, per_seed in arms.items()}
 
 
 def budget_at(prior: Sequence[ModelPoint], share: float) -> float:
