@@ -1,6 +1,5 @@
-"""serve's decision log (`DecisionLog`: one record per line, a torn last line fenced on reopening), and the
-names of the store's usage rows kept importable from here (`TaskUsage`, `USAGE_COLUMNS`: `store_usage`).
-The store itself is `store_sql.SqlStore`, opened by `store_open.open_store`.
+"""serve's decision log (`DecisionLog`: one record per line, a torn last line fenced on reopening). The
+store itself is `store_sql.SqlStore`, opened by `store_open.open_store`.
 """
 
 from __future__ import annotations
@@ -11,9 +10,6 @@ from pathlib import Path
 from typing import TextIO
 
 from router_train.serve.records import FenceRecord, LogRecord, record_line
-from router_train.serve.store_usage import USAGE_COLUMNS, TaskUsage
-
-__all__ = ["USAGE_COLUMNS", "DecisionLog", "TaskUsage", "fence_torn_tail"]
 
 
 class DecisionLog:
